@@ -1,0 +1,535 @@
+//! One case, run in its own supervisor process (`mcp-shutdown __case`).
+//!
+//! The supervisor is a child subreaper, so a server orphaned by its client is reparented to
+//! it (not to init) and stays observable; it owns every process below it, so it can kill them
+//! all at the end. Its stdin is a lifeline from the harness: when the harness goes away for
+//! any reason, even SIGKILL, the lifeline reaches EOF and the supervisor kills its whole tree.
+//!
+//! Process tree of a case:
+//! ```text
+//! harness ── __case (subreaper) ──┬── server                   (driver = direct)
+//!                                 └── __client ── server       (driver = client)
+//! ```
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::budgets::Budgets;
+use crate::manifest::{Launch, Protocol};
+use crate::mcp::{self, HandshakeFailure, HandshakeInfo, StdoutRecord, WireEvent};
+use crate::observation::{leftovers, CaseError, CaseResult, ErrorKind, StepRecord};
+use crate::process::{self, mono_ns, ms_between, ExitStatus, Pidfd, ProcInfo, SignalName};
+use crate::scenario::{stage_after, Action, Driver, Scenario, Stage, Target};
+
+/// Everything a supervisor needs, sent by the harness as one JSON line.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CaseSpec {
+    pub server: String,
+    pub launch: Launch,
+    pub protocol: Protocol,
+    pub scenario: Scenario,
+    pub budgets: Budgets,
+}
+
+impl CaseSpec {
+    /// Hard deadline for the whole case: beyond it the supervisor aborts.
+    pub fn deadline_ms(&self) -> u64 {
+        self.budgets.handshake_ms + self.scenario.max_wait_ms() + self.budgets.prompt_ms + 30_000
+    }
+}
+
+/// Messages from the client process to the supervisor, one JSON line each.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "kebab-case")]
+enum ClientEvent {
+    Spawned { pid: u32 },
+    Ready { handshake: HandshakeInfo, stdout: StdoutRecord },
+    Failed { error: CaseError, stdout: StdoutRecord },
+    Exiting { at_ns: u64 },
+}
+
+const STDERR_TAIL: u64 = 4096;
+
+fn stderr_tail(path: &Path) -> String {
+    let Ok(mut f) = File::open(path) else {
+        return String::new();
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let _ = f.seek(SeekFrom::Start(len.saturating_sub(STDERR_TAIL)));
+    let mut buf = Vec::new();
+    let _ = f.read_to_end(&mut buf);
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// A launched server with its reader running.
+struct Running {
+    child: Child,
+    pidfd: Pidfd,
+    stdin: Option<ChildStdin>,
+    record: Arc<Mutex<StdoutRecord>>,
+    rx: Receiver<WireEvent>,
+    started_ns: u64,
+}
+
+/// Starts the server: own process group, stdout to a reader thread, stderr to a file.
+fn launch(launch: &Launch, stderr_path: &Path) -> Result<Running, CaseError> {
+    let stderr = File::create(stderr_path).map_err(|e| CaseError {
+        kind: ErrorKind::Harness,
+        message: format!("cannot create {}: {e}", stderr_path.display()),
+    })?;
+    let mut cmd = Command::new(&launch.command);
+    cmd.args(&launch.args)
+        .current_dir(&launch.cwd)
+        .envs(&launch.env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(stderr));
+    // Its own group, so that group signals reach it and its children but never the harness.
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let started_ns = mono_ns();
+    let mut child = cmd.spawn().map_err(|e| CaseError {
+        kind: ErrorKind::SpawnFailed,
+        message: if e.kind() == std::io::ErrorKind::NotFound {
+            format!("command `{}` not found (cwd {})", launch.command, launch.cwd.display())
+        } else {
+            format!("cannot start `{}`: {e}", launch.command)
+        },
+    })?;
+    let pidfd = Pidfd::open(child.id()).map_err(|e| CaseError {
+        kind: ErrorKind::Harness,
+        message: format!("pidfd_open: {e}"),
+    })?;
+    let record = Arc::new(Mutex::new(StdoutRecord::default()));
+    let (tx, rx) = channel();
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let rec = record.clone();
+    std::thread::spawn(move || mcp::read_stdout(stdout, rec, tx));
+    Ok(Running {
+        stdin: child.stdin.take(),
+        child,
+        pidfd,
+        record,
+        rx,
+        started_ns,
+    })
+}
+
+/// Runs the handshake and, if it fails, says why in terms of what the process did.
+fn handshake(run: &mut Running, protocol: Protocol, budgets: &Budgets, stderr_path: &Path) -> Result<HandshakeInfo, CaseError> {
+    let stdin = run.stdin.as_mut().expect("stdin open during handshake");
+    let failure = match mcp::handshake(stdin, &run.rx, protocol, Duration::from_millis(budgets.handshake_ms), run.started_ns) {
+        Ok(info) => return Ok(info),
+        Err(f) => f,
+    };
+    // A crash shows up as closed stdout or a failed write; give the exit a moment to land.
+    let settle = match failure {
+        HandshakeFailure::Timeout { .. } => Duration::ZERO,
+        _ => Duration::from_millis(500),
+    };
+    let exited = run.pidfd.wait_exit(settle).ok().flatten().is_some();
+    let record = run.record.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let mut message = failure.to_string();
+    let kind = if exited {
+        let status = run.child.try_wait().ok().flatten().map(ExitStatus::from);
+        message = format!(
+            "the server exited ({}) before completing the handshake",
+            status.map_or_else(|| "status unknown".into(), |s| s.to_string())
+        );
+        ErrorKind::ExitedBeforeHandshake
+    } else if matches!(failure, HandshakeFailure::Timeout { .. }) {
+        ErrorKind::HandshakeTimeout
+    } else {
+        ErrorKind::HandshakeFailed
+    };
+    if let Some(v) = &record.first_violation {
+        message.push_str(&format!(
+            "; its stdout had {} line(s) that are not JSON-RPC, first ({:?}): {}",
+            record.violations, v.kind, v.excerpt
+        ));
+    } else if record.bytes == 0 {
+        message.push_str("; it wrote nothing to stdout");
+    }
+    let tail = stderr_tail(stderr_path);
+    if let Some(last) = tail.lines().rev().find(|l| !l.trim().is_empty()) {
+        message.push_str(&format!("; last stderr line: {}", last.trim()));
+    }
+    Err(CaseError { kind, message })
+}
+
+/// Performs one ladder action on the server. Returns the trigger time (just before the
+/// syscall that does it).
+fn perform(action: &Action, run: &mut Running) -> u64 {
+    let t = mono_ns();
+    match action {
+        Action::CloseStdin => drop(run.stdin.take()),
+        Action::Signal { signal, to: Target::Process } => {
+            let _ = run.pidfd.signal(*signal);
+        }
+        Action::Signal { signal, to: Target::Group } => {
+            let _ = process::signal_group(run.pidfd.pid(), *signal);
+        }
+        Action::ClientExit | Action::ClientKill => unreachable!("client actions are not direct"),
+    }
+    t
+}
+
+/// Live (non-zombie) descendants of this supervisor, excluding `except`.
+fn live_tree(except: &[i32]) -> Vec<ProcInfo> {
+    process::descendants(process::own_pid())
+        .into_iter()
+        .filter(|p| !p.is_zombie() && !except.contains(&p.pid))
+        .collect()
+}
+
+/// After the server ended, gives what it started up to the prompt budget to go away.
+/// Polling `/proc` is fine here: it bounds a wait, it does not time an exit.
+fn settle_descendants(prompt_ms: u64, except: &[i32]) -> Vec<ProcInfo> {
+    let deadline = mono_ns() + prompt_ms * 1_000_000;
+    loop {
+        process::reap_any_children();
+        let live = live_tree(except);
+        if live.is_empty() || mono_ns() >= deadline {
+            return live;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+struct Ended {
+    stage: Stage,
+    exit_ms: Option<f64>,
+    steps: Vec<StepRecord>,
+}
+
+/// Drives the ladder until the server exits or the ladder is exhausted.
+fn run_ladder(scenario: &Scenario, run: &mut Running) -> Ended {
+    let mut steps = Vec::new();
+    let mut t0 = None;
+    for step in &scenario.steps {
+        let t = perform(&step.action, run);
+        let origin = *t0.get_or_insert(t);
+        steps.push(StepRecord {
+            action: step.action,
+            at_ms: ms_between(origin, t),
+        });
+        if let Ok(Some(exit_ns)) = run.pidfd.wait_exit(Duration::from_millis(step.wait_ms)) {
+            return Ended {
+                stage: stage_after(&step.action),
+                exit_ms: Some(ms_between(origin, exit_ns)),
+                steps,
+            };
+        }
+    }
+    Ended {
+        stage: Stage::Survived,
+        exit_ms: None,
+        steps,
+    }
+}
+
+fn base_result(spec: &CaseSpec) -> CaseResult {
+    let mut r = CaseResult::failed(&spec.server, &spec.scenario.id, ErrorKind::Harness, String::new());
+    r.error = None;
+    r
+}
+
+/// The `direct` driver: the supervisor is the server's parent.
+fn run_direct(spec: &CaseSpec, stderr_path: &Path) -> CaseResult {
+    let mut result = base_result(spec);
+    let mut run = match launch(&spec.launch, stderr_path) {
+        Ok(r) => r,
+        Err(e) => {
+            result.error = Some(e);
+            return result;
+        }
+    };
+    match handshake(&mut run, spec.protocol, &spec.budgets, stderr_path) {
+        Ok(h) => result.handshake = Some(h),
+        Err(e) => {
+            result.error = Some(e);
+            finish(&mut result, &run.record, stderr_path, &[], &[]);
+            return result;
+        }
+    }
+    if run.pidfd.has_exited() {
+        let status = run.child.wait().ok().map(ExitStatus::from);
+        result.exit_status = status;
+        result.error = Some(CaseError {
+            kind: ErrorKind::ExitedBeforeEnd,
+            message: format!(
+                "the server exited ({}) right after the handshake, before the session was ended",
+                status.map_or_else(|| "status unknown".into(), |s| s.to_string())
+            ),
+        });
+        finish(&mut result, &run.record, stderr_path, &[], &[]);
+        return result;
+    }
+    let before = live_tree(&[]);
+    let ended = run_ladder(&spec.scenario, &mut run);
+    result.stage = Some(ended.stage);
+    result.exit_ms = ended.exit_ms;
+    result.steps = ended.steps;
+    if ended.stage != Stage::Survived {
+        result.exit_status = run.child.wait().ok().map(ExitStatus::from);
+    }
+    let server = run.pidfd.pid();
+    let alive = settle_descendants(spec.budgets.prompt_ms, &[server]);
+    finish(&mut result, &run.record, stderr_path, &alive, &before);
+    result
+}
+
+/// The `client` driver: a separate client process is the server's parent and dies.
+fn run_via_client(spec: &CaseSpec, stderr_path: &Path, helper: &Path) -> CaseResult {
+    let mut result = base_result(spec);
+    let action = spec.scenario.steps.first().map(|s| s.action).unwrap_or(Action::ClientExit);
+    let observe_ms = spec.scenario.steps.first().map_or(spec.budgets.observe_ms, |s| s.wait_ms);
+    let mut client = match Command::new(helper)
+        .arg("__client")
+        .arg(stderr_path)
+        .arg(if action == Action::ClientKill { "crash" } else { "exit" })
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            result.error = Some(CaseError {
+                kind: ErrorKind::Harness,
+                message: format!("cannot start the client helper {}: {e}", helper.display()),
+            });
+            return result;
+        }
+    };
+    let client_pidfd = Pidfd::open(client.id()).ok();
+    {
+        let mut stdin = client.stdin.take().expect("piped");
+        let line = serde_json::to_string(spec).expect("spec serializes");
+        let _ = writeln!(stdin, "{line}");
+    }
+    let mut events = BufReader::new(client.stdout.take().expect("piped")).lines();
+    let mut next = || -> Option<ClientEvent> { serde_json::from_str(&events.next()?.ok()?).ok() };
+    let mut server: Option<Pidfd> = None;
+    let mut record = StdoutRecord::default();
+    let mut ready = false;
+    while let Some(ev) = next() {
+        match ev {
+            ClientEvent::Spawned { pid } => server = Pidfd::open(pid).ok(),
+            ClientEvent::Failed { error, stdout } => {
+                result.error = Some(error);
+                record = stdout;
+                break;
+            }
+            ClientEvent::Ready { handshake, stdout } => {
+                result.handshake = Some(handshake);
+                record = stdout;
+                ready = true;
+                break;
+            }
+            ClientEvent::Exiting { .. } => break,
+        }
+    }
+    let (Some(server), true) = (server, ready) else {
+        if result.error.is_none() {
+            result.error = Some(CaseError {
+                kind: ErrorKind::Harness,
+                message: "the client helper ended without reporting a handshake".into(),
+            });
+        }
+        let _ = client.kill();
+        let _ = client.wait();
+        finish(&mut result, &Arc::new(Mutex::new(record)), stderr_path, &[], &[]);
+        return result;
+    };
+    let client_pid = client.id() as i32;
+    let before = live_tree(&[client_pid]);
+    let t0 = if action == Action::ClientKill {
+        let t = mono_ns();
+        match &client_pidfd {
+            Some(fd) => {
+                let _ = fd.signal(SignalName::Kill);
+            }
+            None => {
+                let _ = client.kill();
+            }
+        }
+        t
+    } else {
+        match next() {
+            Some(ClientEvent::Exiting { at_ns }) => at_ns,
+            _ => mono_ns(),
+        }
+    };
+    // Once the client is reaped, its orphans are certainly ours.
+    let _ = client.wait();
+    result.steps = vec![StepRecord { action, at_ms: 0.0 }];
+    match server.wait_exit(Duration::from_millis(observe_ms).saturating_sub(Duration::from_nanos(mono_ns().saturating_sub(t0)))) {
+        Ok(Some(exit_ns)) => {
+            result.stage = Some(stage_after(&action));
+            result.exit_ms = Some(ms_between(t0, exit_ns));
+            result.exit_status = server.reap();
+        }
+        _ => result.stage = Some(Stage::Survived),
+    }
+    let alive = settle_descendants(
+        if result.stage == Some(Stage::Survived) { 0 } else { spec.budgets.prompt_ms },
+        &[server.pid()],
+    );
+    finish(&mut result, &Arc::new(Mutex::new(record)), stderr_path, &alive, &before);
+    result
+}
+
+fn finish(result: &mut CaseResult, record: &Arc<Mutex<StdoutRecord>>, stderr_path: &Path, alive: &[ProcInfo], before: &[ProcInfo]) {
+    result.leftovers = leftovers(alive, before);
+    // Everything still running is killed now; the survivors were recorded above.
+    process::kill_all_descendants();
+    result.stdout = record.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    result.stderr_tail = stderr_tail(stderr_path);
+}
+
+/// Entry point of `mcp-shutdown __case`: reads a [`CaseSpec`] line from stdin, runs it, prints
+/// a [`CaseResult`] line to stdout. Never leaves a process behind.
+pub fn supervisor_main(helper: &Path) -> i32 {
+    if let Err(e) = process::become_subreaper() {
+        eprintln!("mcp-shutdown: cannot become a subreaper: {e}");
+        return 70;
+    }
+    let mut lifeline = BufReader::new(std::io::stdin());
+    let mut line = String::new();
+    if lifeline.read_line(&mut line).is_err() || line.trim().is_empty() {
+        eprintln!("mcp-shutdown __case: expected a case spec on stdin");
+        return 2;
+    }
+    let spec: CaseSpec = match serde_json::from_str(&line) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("mcp-shutdown __case: bad case spec: {e}");
+            return 2;
+        }
+    };
+    // Abort paths: the harness went away (lifeline EOF), a signal, or the hard deadline.
+    std::thread::spawn(move || {
+        let mut sink = Vec::new();
+        let _ = lifeline.read_to_end(&mut sink);
+        abort("the harness went away");
+    });
+    if let Ok(mut signals) = signal_hook::iterator::Signals::new([
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGHUP,
+    ]) {
+        std::thread::spawn(move || {
+            if signals.forever().next().is_some() {
+                abort("interrupted");
+            }
+        });
+    }
+    let deadline = spec.deadline_ms();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(deadline));
+        abort("case deadline exceeded");
+    });
+
+    let dir = match tempfile::Builder::new().prefix("mcp-shutdown-case-").tempdir() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("mcp-shutdown __case: temp dir: {e}");
+            return 70;
+        }
+    };
+    let stderr_path = dir.path().join("server.stderr");
+    let result = match spec.scenario.driver {
+        Driver::Direct => run_direct(&spec, &stderr_path),
+        Driver::Client => run_via_client(&spec, &stderr_path, helper),
+    };
+    process::kill_all_descendants();
+    let out = serde_json::to_string(&result).expect("results serialize");
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{out}");
+    let _ = stdout.flush();
+    0
+}
+
+fn abort(why: &str) -> ! {
+    process::kill_all_descendants();
+    eprintln!("mcp-shutdown __case: aborted: {why}");
+    std::process::exit(3)
+}
+
+/// Entry point of `mcp-shutdown __client STDERR_PATH exit|crash`: a stand-in for a real MCP
+/// client process. It launches the server, does the handshake, reports, and then exits
+/// without closing anything (`exit`) or waits to be killed (`crash`).
+pub fn client_main(stderr_path: &Path, mode: &str) -> i32 {
+    // If the supervisor dies, so does the stand-in client (never the server: not inherited).
+    let _ = process::die_with_parent(SignalName::Kill);
+    let mut line = String::new();
+    if std::io::stdin().read_line(&mut line).is_err() {
+        return 2;
+    }
+    let Ok(spec) = serde_json::from_str::<CaseSpec>(&line) else {
+        return 2;
+    };
+    let mut out = std::io::stdout().lock();
+    let mut emit = |ev: &ClientEvent| {
+        let _ = writeln!(out, "{}", serde_json::to_string(ev).expect("events serialize"));
+        let _ = out.flush();
+    };
+    let mut run = match launch(&spec.launch, stderr_path) {
+        Ok(r) => r,
+        Err(error) => {
+            emit(&ClientEvent::Failed {
+                error,
+                stdout: StdoutRecord::default(),
+            });
+            return 0;
+        }
+    };
+    emit(&ClientEvent::Spawned { pid: run.child.id() });
+    match handshake(&mut run, spec.protocol, &spec.budgets, stderr_path) {
+        Ok(handshake) => {
+            let stdout = run.record.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            emit(&ClientEvent::Ready { handshake, stdout });
+        }
+        Err(error) => {
+            let stdout = run.record.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            emit(&ClientEvent::Failed { error, stdout });
+            // Leave the server to the supervisor, which kills the whole tree.
+            std::process::exit(0);
+        }
+    }
+    if mode == "crash" {
+        // Keep reading the server's output like a live client until we are killed.
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
+    // Exit with the server's pipes still open: the kernel closes them as the process ends.
+    emit(&ClientEvent::Exiting { at_ns: mono_ns() });
+    std::process::exit(0)
+}
+
+/// Where the helper binary is, for the harness's own `__case` and `__client` processes.
+pub fn default_helper() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("MCP_SHUTDOWN_BIN") {
+        return Some(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().ok()?;
+    if exe.file_stem().is_some_and(|s| s == "mcp-shutdown") {
+        return Some(exe);
+    }
+    // From a test binary in target/<profile>/deps/, the binary is one level up.
+    for dir in exe.ancestors().skip(1).take(2) {
+        let cand = dir.join("mcp-shutdown");
+        if cand.is_file() {
+            return Some(cand);
+        }
+    }
+    None
+}

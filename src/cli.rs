@@ -1,0 +1,213 @@
+//! The command line: `run`, `check`, `rules`, and the hidden helper roles. Exit codes:
+//! 0 no unexpected failure, 1 a conformance failure, 2 a usage or harness error,
+//! 130 interrupted.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::budgets::BudgetOverrides;
+use crate::manifest::{self, Manifest};
+use crate::report::{render_text, Report};
+use crate::rules::{Catalogue, Status};
+use crate::runner::{bundled_suite, Case, Harness};
+use crate::scenario::SCENARIOS;
+
+#[derive(Parser, Debug)]
+#[command(name = "mcp-shutdown", version, about = "How do MCP stdio servers behave when their session ends?")]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Run the scenarios against servers named in manifests (default: the bundled suite).
+    Run {
+        /// A manifest file or a directory of them; repeatable.
+        #[arg(long = "manifest", value_name = "FILE|DIR")]
+        manifests: Vec<PathBuf>,
+        /// Only these servers (by name); repeatable.
+        #[arg(long = "server", value_name = "NAME")]
+        servers: Vec<String>,
+        #[command(flatten)]
+        opts: RunOpts,
+    },
+    /// Run the scenarios against one command: `mcp-shutdown check -- node server.js`.
+    Check {
+        #[command(flatten)]
+        opts: RunOpts,
+        /// The server command and its arguments.
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Print the rule catalogue with levels for a spec revision.
+    Rules {
+        #[arg(long, value_name = "REV")]
+        spec: Option<String>,
+    },
+    #[command(name = "__case", hide = true)]
+    Case,
+    #[command(name = "__client", hide = true)]
+    Client { stderr: PathBuf, mode: String },
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
+enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
+enum FailOn {
+    /// Fail on missed MUSTs only.
+    Must,
+    /// Fail on missed MUSTs and SHOULDs.
+    Should,
+}
+
+#[derive(Args, Debug)]
+struct RunOpts {
+    /// Only these scenarios; repeatable (default: all).
+    #[arg(long = "scenario", value_name = "ID")]
+    scenarios: Vec<String>,
+    /// Spec revision whose rule levels score the run.
+    #[arg(long, value_name = "REV")]
+    spec: Option<String>,
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    /// Which missed level makes the exit code 1.
+    #[arg(long, value_enum, default_value = "should")]
+    fail_on: FailOn,
+    /// Cases run at once.
+    #[arg(long, default_value_t = 16)]
+    jobs: usize,
+    /// Override the prompt budget (ms) for every server.
+    #[arg(long, value_name = "MS")]
+    prompt_ms: Option<u64>,
+    /// Override the grace period (ms) of the close ladder.
+    #[arg(long, value_name = "MS")]
+    grace_ms: Option<u64>,
+    /// Override how long orphans are watched (ms).
+    #[arg(long, value_name = "MS")]
+    observe_ms: Option<u64>,
+    /// Override the handshake timeout (ms).
+    #[arg(long, value_name = "MS")]
+    handshake_ms: Option<u64>,
+}
+
+/// Runs the command line; the binary's `main` only maps this to an exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Cmd::Case => {
+            let helper = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("mcp-shutdown"));
+            ExitCode::from(crate::case::supervisor_main(&helper) as u8)
+        }
+        Cmd::Client { stderr, mode } => ExitCode::from(crate::case::client_main(&stderr, &mode) as u8),
+        Cmd::Rules { spec } => rules(spec),
+        Cmd::Run { manifests, servers, opts } => {
+            let paths = if manifests.is_empty() { vec![bundled_suite()] } else { manifests };
+            let loaded = match manifest::load_all(&paths) {
+                Ok(m) => m,
+                Err(e) => return usage_error(&e.to_string()),
+            };
+            for s in &servers {
+                if !loaded.iter().any(|m| &m.name == s) {
+                    let known: Vec<&str> = loaded.iter().map(|m| m.name.as_str()).collect();
+                    return usage_error(&format!("unknown server `{s}` (known: {})", known.join(", ")));
+                }
+            }
+            let chosen: Vec<Manifest> = loaded.into_iter().filter(|m| servers.is_empty() || servers.contains(&m.name)).collect();
+            execute(chosen, &opts)
+        }
+        Cmd::Check { opts, command } => {
+            let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+            execute(vec![manifest::adhoc(&command[0], &command[1..], &cwd)], &opts)
+        }
+    }
+}
+
+fn usage_error(msg: &str) -> ExitCode {
+    eprintln!("mcp-shutdown: {msg}");
+    ExitCode::from(2)
+}
+
+fn rules(spec: Option<String>) -> ExitCode {
+    let cat = Catalogue::bundled();
+    let rev = spec.unwrap_or_else(|| cat.default_revision.clone());
+    if let Err(e) = cat.check_revision(&rev) {
+        return usage_error(&e.to_string());
+    }
+    println!("rules for spec {rev}:\n");
+    for r in &cat.rules {
+        let level = r.levels.get(&rev).copied().unwrap_or(crate::rules::Level::Info);
+        println!("{:<28} {:<6} {}", r.id, level.to_string(), r.title);
+        println!("{:<28} scenarios: {}; basis: {:?}", "", r.scenarios.join(", "), r.basis);
+        for x in r.references.iter().filter(|x| x.revisions.contains(&rev)) {
+            println!("{:<28} \"{}\"", "", x.quote);
+            println!("{:<28} {}", "", x.url.replace("{revision}", &rev));
+        }
+        println!();
+    }
+    ExitCode::SUCCESS
+}
+
+fn execute(servers: Vec<Manifest>, opts: &RunOpts) -> ExitCode {
+    let Some(harness) = Harness::locate() else {
+        return usage_error("cannot find the mcp-shutdown binary (set MCP_SHUTDOWN_BIN)");
+    };
+    let cat = harness.catalogue().clone();
+    let rev = opts.spec.clone().unwrap_or_else(|| cat.default_revision.clone());
+    if let Err(e) = cat.check_revision(&rev) {
+        return usage_error(&e.to_string());
+    }
+    let scenarios: Vec<String> = if opts.scenarios.is_empty() {
+        SCENARIOS.iter().map(|s| s.to_string()).collect()
+    } else {
+        opts.scenarios.clone()
+    };
+    for s in &scenarios {
+        if !SCENARIOS.contains(&s.as_str()) {
+            return usage_error(&format!("unknown scenario `{s}` (known: {})", SCENARIOS.join(", ")));
+        }
+    }
+    let harness = harness.jobs(opts.jobs).revision(rev).budgets(BudgetOverrides {
+        prompt_ms: opts.prompt_ms,
+        grace_ms: opts.grace_ms,
+        observe_ms: opts.observe_ms,
+        handshake_ms: opts.handshake_ms,
+    });
+    let cases: Vec<Case> = servers
+        .iter()
+        .flat_map(|m| scenarios.iter().map(|s| Case { manifest: m.clone(), scenario: s.clone() }))
+        .collect();
+    // Ctrl-C / SIGTERM: every supervisor kills its tree; the run then ends with 130.
+    let interrupted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    if let Ok(mut signals) = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP]) {
+        let h = harness.clone();
+        let flag = interrupted.clone();
+        std::thread::spawn(move || {
+            if signals.forever().next().is_some() {
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+                h.interrupt();
+            }
+        });
+    }
+    let report: Report = harness.run(&cases);
+    if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
+        eprintln!("mcp-shutdown: interrupted; every server and descendant was stopped");
+        return ExitCode::from(130);
+    }
+    match opts.format {
+        Format::Json => println!("{}", report.to_json()),
+        Format::Text => print!("{}", render_text(&report)),
+    }
+    let threshold = if opts.fail_on == FailOn::Should { Status::Warning } else { Status::Failure };
+    if report.fails(threshold) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

@@ -1,0 +1,3 @@
+fn main() -> std::process::ExitCode {
+    mcp_shutdown_conformance::cli::main()
+}

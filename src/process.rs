@@ -1,0 +1,355 @@
+//! Process control: the only module that touches pids, pidfds, signals and `/proc`.
+//!
+//! Linux only. Exit is observed through a pidfd (readable the moment the process exits),
+//! orphans are kept track of by making the per-case supervisor a child subreaper, and zombies
+//! are judged dead by their `/proc` state, never by `kill(pid, 0)`.
+
+use std::fs;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::time::Duration;
+
+use rustix::event::{poll, PollFd, PollFlags};
+use rustix::process::{
+    pidfd_open, pidfd_send_signal, waitid, Pid, PidfdFlags, Signal, WaitId, WaitIdOptions,
+    WaitOptions,
+};
+use serde::{Deserialize, Serialize};
+
+/// Nanoseconds on `CLOCK_MONOTONIC`: the one clock every process of a case shares, so a
+/// timestamp taken in the client process compares with one taken in the supervisor.
+pub fn mono_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// Milliseconds between two [`mono_ns`] readings, with microsecond resolution.
+pub fn ms_between(from_ns: u64, to_ns: u64) -> f64 {
+    let us = to_ns.saturating_sub(from_ns) / 1_000;
+    us as f64 / 1_000.0
+}
+
+/// How a process ended, as data (never a string to parse).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExitStatus {
+    /// Exited by itself with this code.
+    Code(i32),
+    /// Ended by this signal (its conventional name, e.g. `SIGTERM`).
+    Signal(SignalName),
+}
+
+/// Signals the suite sends or reports, by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord)]
+pub enum SignalName {
+    #[serde(rename = "SIGHUP")]
+    Hup,
+    #[serde(rename = "SIGINT")]
+    Int,
+    #[serde(rename = "SIGKILL")]
+    Kill,
+    #[serde(rename = "SIGPIPE")]
+    Pipe,
+    #[serde(rename = "SIGTERM")]
+    Term,
+    #[serde(rename = "SIGABRT")]
+    Abrt,
+    #[serde(rename = "SIGSEGV")]
+    Segv,
+    /// Any other signal, by number.
+    #[serde(untagged)]
+    Other(i32),
+}
+
+impl SignalName {
+    pub fn from_raw(n: i32) -> Self {
+        match n {
+            1 => Self::Hup,
+            2 => Self::Int,
+            6 => Self::Abrt,
+            9 => Self::Kill,
+            11 => Self::Segv,
+            13 => Self::Pipe,
+            15 => Self::Term,
+            n => Self::Other(n),
+        }
+    }
+
+    pub fn raw(self) -> i32 {
+        match self {
+            Self::Hup => 1,
+            Self::Int => 2,
+            Self::Abrt => 6,
+            Self::Kill => 9,
+            Self::Segv => 11,
+            Self::Pipe => 13,
+            Self::Term => 15,
+            Self::Other(n) => n,
+        }
+    }
+
+    fn to_signal(self) -> Signal {
+        match self {
+            Self::Hup => Signal::HUP,
+            Self::Int => Signal::INT,
+            Self::Abrt => Signal::ABORT,
+            Self::Kill => Signal::KILL,
+            Self::Segv => Signal::SEGV,
+            Self::Pipe => Signal::PIPE,
+            Self::Term => Signal::TERM,
+            // Only named signals are ever sent.
+            Self::Other(_) => Signal::TERM,
+        }
+    }
+}
+
+impl std::fmt::Display for SignalName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Hup => f.write_str("SIGHUP"),
+            Self::Int => f.write_str("SIGINT"),
+            Self::Kill => f.write_str("SIGKILL"),
+            Self::Pipe => f.write_str("SIGPIPE"),
+            Self::Term => f.write_str("SIGTERM"),
+            Self::Abrt => f.write_str("SIGABRT"),
+            Self::Segv => f.write_str("SIGSEGV"),
+            Self::Other(n) => write!(f, "signal {n}"),
+        }
+    }
+}
+
+impl std::fmt::Display for ExitStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Code(c) => write!(f, "exit code {c}"),
+            Self::Signal(s) => write!(f, "killed by {s}"),
+        }
+    }
+}
+
+impl From<std::process::ExitStatus> for ExitStatus {
+    fn from(s: std::process::ExitStatus) -> Self {
+        use std::os::unix::process::ExitStatusExt;
+        match (s.code(), s.signal()) {
+            (Some(c), _) => Self::Code(c),
+            (None, Some(sig)) => Self::Signal(SignalName::from_raw(sig)),
+            (None, None) => Self::Code(-1),
+        }
+    }
+}
+
+/// A race-free handle on one process: it cannot be confused with a later process that
+/// reuses the pid, and it becomes readable the moment the process exits.
+#[derive(Debug)]
+pub struct Pidfd {
+    pid: i32,
+    fd: OwnedFd,
+}
+
+impl Pidfd {
+    pub fn open(pid: u32) -> io::Result<Self> {
+        let raw = i32::try_from(pid).map_err(|_| io::Error::other("pid out of range"))?;
+        let p = Pid::from_raw(raw).ok_or_else(|| io::Error::other("pid 0"))?;
+        let fd = pidfd_open(p, PidfdFlags::empty())?;
+        Ok(Self { pid: raw, fd })
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Waits up to `timeout` for the process to exit. Returns the [`mono_ns`] time at which
+    /// the kernel reported the exit, or `None` if it is still running.
+    pub fn wait_exit(&self, timeout: Duration) -> io::Result<Option<u64>> {
+        let deadline = mono_ns() + timeout.as_nanos() as u64;
+        loop {
+            let now = mono_ns();
+            let left = deadline.saturating_sub(now);
+            let ts = rustix::time::Timespec {
+                tv_sec: (left / 1_000_000_000) as i64,
+                tv_nsec: (left % 1_000_000_000) as i64,
+            };
+            let mut fds = [PollFd::new(&self.fd, PollFlags::IN)];
+            match poll(&mut fds, Some(&ts)) {
+                Ok(0) if left == 0 => return Ok(None),
+                Ok(0) => continue,
+                Ok(_) => return Ok(Some(mono_ns())),
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    pub fn has_exited(&self) -> bool {
+        matches!(self.wait_exit(Duration::ZERO), Ok(Some(_)))
+    }
+
+    /// Sends a signal to exactly this process (not a reused pid).
+    pub fn signal(&self, sig: SignalName) -> io::Result<()> {
+        match pidfd_send_signal(self.fd.as_fd(), sig.to_signal()) {
+            Ok(()) | Err(rustix::io::Errno::SRCH) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Reaps the process once it has exited; only works for our own children (which orphans
+    /// become, since the supervisor is a subreaper). `None` if it is not ours or still running.
+    pub fn reap(&self) -> Option<ExitStatus> {
+        let st = waitid(
+            WaitId::PidFd(self.fd.as_fd()),
+            WaitIdOptions::EXITED | WaitIdOptions::NOHANG,
+        )
+        .ok()??;
+        if let Some(code) = st.exit_status() {
+            Some(ExitStatus::Code(code))
+        } else {
+            st.terminating_signal()
+                .map(|s| ExitStatus::Signal(SignalName::from_raw(s)))
+        }
+    }
+}
+
+/// Sends a signal to a whole process group.
+pub fn signal_group(pgid: i32, sig: SignalName) -> io::Result<()> {
+    let Some(p) = Pid::from_raw(pgid) else {
+        return Ok(());
+    };
+    match rustix::process::kill_process_group(p, sig.to_signal()) {
+        Ok(()) | Err(rustix::io::Errno::SRCH) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Sends a signal to one pid (used for descendants found in `/proc`, which have no pidfd).
+pub fn signal_pid(pid: i32, sig: SignalName) {
+    if let Some(p) = Pid::from_raw(pid) {
+        let _ = rustix::process::kill_process(p, sig.to_signal());
+    }
+}
+
+/// Orphaned descendants of this process are reparented to it rather than to init, so they
+/// stay observable and killable. Process-wide; only the per-case supervisor calls it.
+pub fn become_subreaper() -> io::Result<()> {
+    rustix::process::set_child_subreaper(Some(rustix::process::getpid()))?;
+    Ok(())
+}
+
+/// Makes the kernel send `sig` to this process when its parent thread dies.
+pub fn die_with_parent(sig: SignalName) -> io::Result<()> {
+    rustix::process::set_parent_process_death_signal(Some(sig.to_signal()))?;
+    Ok(())
+}
+
+pub fn own_pid() -> i32 {
+    rustix::process::getpid().as_raw_nonzero().get()
+}
+
+/// One process as seen in `/proc`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcInfo {
+    pub pid: i32,
+    pub ppid: i32,
+    pub pgid: i32,
+    pub sid: i32,
+    /// `/proc/<pid>/stat` state letter; `Z` is a zombie (dead, not yet reaped).
+    pub state: char,
+    pub cmdline: String,
+}
+
+impl ProcInfo {
+    pub fn is_zombie(&self) -> bool {
+        self.state == 'Z' || self.state == 'X'
+    }
+}
+
+/// Reads one process from `/proc`; `None` if it is gone.
+pub fn proc_info(pid: i32) -> Option<ProcInfo> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may itself contain ") ".
+    let close = stat.rfind(')')?;
+    let comm = stat.get(stat.find('(')? + 1..close).unwrap_or("").to_string();
+    let mut rest = stat.get(close + 2..)?.split_whitespace();
+    let state = rest.next()?.chars().next()?;
+    let ppid = rest.next()?.parse().ok()?;
+    let pgid = rest.next()?.parse().ok()?;
+    let sid = rest.next()?.parse().ok()?;
+    let cmdline = fs::read(format!("/proc/{pid}/cmdline"))
+        .ok()
+        .map(|b| {
+            let s: Vec<String> = b
+                .split(|&c| c == 0)
+                .filter(|p| !p.is_empty())
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+                .collect();
+            s.join(" ")
+        })
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| format!("[{comm}]"));
+    Some(ProcInfo {
+        pid,
+        ppid,
+        pgid,
+        sid,
+        state,
+        cmdline,
+    })
+}
+
+/// Every process on the machine, from `/proc`.
+pub fn all_processes() -> Vec<ProcInfo> {
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(proc_info)
+        .collect()
+}
+
+/// All descendants of `root` (children, grandchildren, ...), zombies included, parents
+/// before children.
+pub fn descendants(root: i32) -> Vec<ProcInfo> {
+    let all = all_processes();
+    let mut out: Vec<ProcInfo> = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(p) = frontier.pop() {
+        for child in all.iter().filter(|c| c.ppid == p) {
+            if !out.iter().any(|o| o.pid == child.pid) {
+                frontier.push(child.pid);
+                out.push(child.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Kills every descendant of this process and reaps them. Used by the per-case supervisor,
+/// which is a subreaper and owns every process below it, so reaping any child is safe here.
+/// Loops because a dying process can fork, and because orphans arrive by reparenting.
+pub fn kill_all_descendants() -> Vec<ProcInfo> {
+    let me = own_pid();
+    let mut killed: Vec<ProcInfo> = Vec::new();
+    for _ in 0..500 {
+        reap_any_children();
+        let live: Vec<ProcInfo> = descendants(me)
+            .into_iter()
+            .filter(|p| !p.is_zombie())
+            .collect();
+        if live.is_empty() {
+            break;
+        }
+        for p in &live {
+            signal_pid(p.pid, SignalName::Kill);
+            if !killed.iter().any(|k| k.pid == p.pid) {
+                killed.push(p.clone());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    reap_any_children();
+    killed
+}
+
+/// Reaps every exited child without blocking.
+pub fn reap_any_children() {
+    while let Ok(Some(_)) = rustix::process::wait(WaitOptions::NOHANG) {}
+}

@@ -1,0 +1,223 @@
+//! The harness: runs setups, then cases concurrently, each in its own supervisor process,
+//! longest first, with a bounded number running at once; then judges every result.
+
+use std::collections::VecDeque;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::budgets::{BudgetOverrides, Budgets};
+use crate::case::CaseSpec;
+use crate::manifest::Manifest;
+use crate::observation::{CaseResult, ErrorKind};
+use crate::report::Report;
+use crate::rules::Catalogue;
+use crate::scenario::Scenario;
+
+/// One server × scenario to run.
+#[derive(Clone, Debug)]
+pub struct Case {
+    pub manifest: Manifest,
+    pub scenario: String,
+}
+
+/// Runs cases. Configured by values; changes no global process state.
+#[derive(Clone, Debug)]
+pub struct Harness {
+    helper: PathBuf,
+    jobs: usize,
+    overrides: BudgetOverrides,
+    revision: String,
+    catalogue: Catalogue,
+    live: Arc<Mutex<Vec<u32>>>,
+    interrupted: Arc<AtomicBool>,
+}
+
+impl Harness {
+    /// `helper` is the `mcp-shutdown` binary, which hosts the per-case supervisor.
+    pub fn new(helper: impl Into<PathBuf>) -> Self {
+        let catalogue = Catalogue::bundled();
+        Self {
+            helper: helper.into(),
+            jobs: 16,
+            overrides: BudgetOverrides::default(),
+            revision: catalogue.default_revision.clone(),
+            catalogue,
+            live: Arc::default(),
+            interrupted: Arc::default(),
+        }
+    }
+
+    /// Finds the `mcp-shutdown` binary (see [`crate::case::default_helper`]).
+    pub fn locate() -> Option<Self> {
+        crate::case::default_helper().map(Self::new)
+    }
+
+    /// How many cases run at once (default 16: most of a case is waiting).
+    pub fn jobs(mut self, jobs: usize) -> Self {
+        self.jobs = jobs.max(1);
+        self
+    }
+
+    /// Budgets given for the whole run; they override manifests' values (default: none).
+    pub fn budgets(mut self, overrides: BudgetOverrides) -> Self {
+        self.overrides = overrides;
+        self
+    }
+
+    /// The spec revision whose rule levels score the run (default 2026-07-28).
+    pub fn revision(mut self, rev: impl Into<String>) -> Self {
+        self.revision = rev.into();
+        self
+    }
+
+    pub fn revision_name(&self) -> &str {
+        &self.revision
+    }
+
+    pub fn catalogue(&self) -> &Catalogue {
+        &self.catalogue
+    }
+
+    /// The budgets in force for a manifest.
+    pub fn budgets_for(&self, m: &Manifest) -> Budgets {
+        Budgets::default().with(&m.budgets).with(&self.overrides)
+    }
+
+    /// Stops every running case: each supervisor kills its whole tree and exits.
+    pub fn interrupt(&self) {
+        self.interrupted.store(true, Ordering::SeqCst);
+        for pid in self.live.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            crate::process::signal_pid(*pid as i32, crate::process::SignalName::Term);
+        }
+    }
+
+    /// Runs every case and returns the judged report, results in input order.
+    pub fn run(&self, cases: &[Case]) -> Report {
+        let results = self.run_cases(cases);
+        Report::new(&self.revision, self.overrides, results)
+    }
+
+    /// Runs cases and judges them.
+    pub fn run_cases(&self, cases: &[Case]) -> Vec<CaseResult> {
+        let setup_errors = self.run_setups(cases);
+        let mut order: Vec<usize> = (0..cases.len()).collect();
+        // Longest first, so the run costs little more than its longest case.
+        order.sort_by_key(|&i| {
+            let b = self.budgets_for(&cases[i].manifest);
+            std::cmp::Reverse(Scenario::from_id(&cases[i].scenario, &b).map_or(0, |s| s.max_wait_ms()))
+        });
+        let queue = Mutex::new(order.into_iter().collect::<VecDeque<usize>>());
+        let slots: Vec<Mutex<Option<CaseResult>>> = cases.iter().map(|_| Mutex::new(None)).collect();
+        std::thread::scope(|s| {
+            for _ in 0..self.jobs.min(cases.len()) {
+                s.spawn(|| loop {
+                    let Some(i) = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front() else {
+                        break;
+                    };
+                    let case = &cases[i];
+                    let key = case.manifest.setup.as_ref().map(|st| st.cwd.clone());
+                    let r = match key.and_then(|k| setup_errors.iter().find(|(p, _)| *p == k)) {
+                        Some((_, msg)) => CaseResult::failed(&case.manifest.name, &case.scenario, ErrorKind::SetupFailed, msg.clone()),
+                        None => self.run_one(case),
+                    };
+                    *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+                });
+            }
+        });
+        slots
+            .into_iter()
+            .map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()).expect("every case ran"))
+            .collect()
+    }
+
+    /// Runs each distinct setup once (in parallel); returns the failures by setup directory.
+    fn run_setups(&self, cases: &[Case]) -> Vec<(PathBuf, String)> {
+        let mut setups: Vec<&crate::manifest::Setup> = Vec::new();
+        for c in cases {
+            if let Some(s) = &c.manifest.setup {
+                if !setups.iter().any(|x| x.cwd == s.cwd) {
+                    setups.push(s);
+                }
+            }
+        }
+        std::thread::scope(|sc| {
+            let handles: Vec<_> = setups
+                .iter()
+                .map(|s| sc.spawn(move || crate::setup::ensure(s).err().map(|e| (s.cwd.clone(), e.to_string()))))
+                .collect();
+            handles.into_iter().filter_map(|h| h.join().ok().flatten()).collect()
+        })
+    }
+
+    /// Runs one case in a supervisor process and judges it.
+    pub fn run_one(&self, case: &Case) -> CaseResult {
+        let m = &case.manifest;
+        let budgets = self.budgets_for(m);
+        let Some(scenario) = Scenario::from_id(&case.scenario, &budgets) else {
+            return CaseResult::failed(&m.name, &case.scenario, ErrorKind::Harness, format!("unknown scenario `{}`", case.scenario));
+        };
+        let mut result = if self.interrupted.load(Ordering::SeqCst) {
+            CaseResult::failed(&m.name, &case.scenario, ErrorKind::Harness, "interrupted before it started".into())
+        } else {
+            let spec = CaseSpec {
+                server: m.name.clone(),
+                launch: m.launch.clone(),
+                protocol: m.protocol,
+                scenario: scenario.clone(),
+                budgets,
+            };
+            self.supervise(&spec)
+        };
+        result.checks = self.catalogue.judge(&result, &scenario, &budgets, &self.revision);
+        result
+    }
+
+    fn supervise(&self, spec: &CaseSpec) -> CaseResult {
+        let fail = |msg: String| CaseResult::failed(&spec.server, &spec.scenario.id, ErrorKind::Harness, msg);
+        let mut cmd = Command::new(&self.helper);
+        cmd.arg("__case").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        // Its own group: a terminal's Ctrl-C reaches the harness, which then stops cases in order.
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => return fail(format!("cannot start the supervisor {}: {e}", self.helper.display())),
+        };
+        self.live.lock().unwrap_or_else(|p| p.into_inner()).push(child.id());
+        // The write end stays open until the case is done: it is the supervisor's lifeline.
+        let mut lifeline = child.stdin.take().expect("piped");
+        let line = serde_json::to_string(spec).expect("spec serializes");
+        let _ = writeln!(lifeline, "{line}");
+        let mut stderr = child.stderr.take().expect("piped");
+        let err_reader = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = stderr.read_to_string(&mut s);
+            s
+        });
+        let mut out = String::new();
+        let _ = child.stdout.take().expect("piped").read_to_string(&mut out);
+        let status = child.wait();
+        drop(lifeline);
+        self.live.lock().unwrap_or_else(|p| p.into_inner()).retain(|p| *p != child.id());
+        let err = err_reader.join().unwrap_or_default();
+        match serde_json::from_str::<CaseResult>(out.trim()) {
+            Ok(r) => r,
+            Err(_) => fail(format!(
+                "the case supervisor ended without a result ({}){}",
+                status.map(|s| crate::process::ExitStatus::from(s).to_string()).unwrap_or_else(|e| e.to_string()),
+                if err.trim().is_empty() { String::new() } else { format!(": {}", err.trim()) }
+            )),
+        }
+    }
+}
+
+/// The directory of bundled server manifests.
+pub fn bundled_suite() -> PathBuf {
+    let local = Path::new("conformance/servers");
+    if local.is_dir() {
+        return local.to_path_buf();
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/servers")
+}

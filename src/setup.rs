@@ -1,0 +1,228 @@
+//! Fixture setup (`npm ci`, building a binary, ...): run once before the first launch,
+//! cached on a stamp keyed by the command and the contents of its inputs, and serialized by
+//! an advisory lock so that two tests (or two harness processes) starting together do not
+//! install into the same directory at once.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+
+use crate::manifest::Setup;
+
+const STAMP: &str = ".mcp-shutdown-setup.stamp";
+const LOCK: &str = ".mcp-shutdown-setup.lock";
+
+/// Why a setup did not leave the fixture ready.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("setup needs `{program}`, which is not on PATH (install it to run this fixture)")]
+    MissingProgram { program: String },
+    #[error("setup input {path} cannot be read: {source}")]
+    Input {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("setup `{command}` in {dir} could not start: {source}")]
+    Spawn {
+        command: String,
+        dir: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("setup `{command}` in {dir} failed ({status}); last output:\n{tail}")]
+    Failed {
+        command: String,
+        dir: String,
+        status: String,
+        tail: String,
+    },
+    #[error("setup `{command}` in {dir} finished but did not create {missing}")]
+    NoOutput {
+        command: String,
+        dir: String,
+        missing: String,
+    },
+    #[error("setup lock {path}: {source}")]
+    Lock {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// 64-bit FNV-1a: stable across Rust releases (unlike `DefaultHasher`), enough for a stamp.
+fn fnv(bytes: &[u8], mut h: u64) -> u64 {
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x100_0000_01b3);
+    }
+    h
+}
+
+/// The cache key: the command line and every input's name and contents.
+pub fn key(setup: &Setup) -> Result<String, SetupError> {
+    let mut h = 0xcbf2_9ce4_8422_2325;
+    for a in &setup.command {
+        h = fnv(a.as_bytes(), h);
+        h = fnv(&[0], h);
+    }
+    for i in &setup.inputs {
+        let p = setup.cwd.join(i);
+        let data = std::fs::read(&p).map_err(|e| SetupError::Input {
+            path: p.display().to_string(),
+            source: e,
+        })?;
+        h = fnv(i.as_bytes(), h);
+        h = fnv(&data, h);
+    }
+    Ok(format!("{h:016x}"))
+}
+
+/// Is `program` runnable: an existing path, or a name found on `PATH`?
+pub fn on_path(program: &str) -> bool {
+    if program.contains('/') {
+        return Path::new(program).exists();
+    }
+    std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
+        .unwrap_or(false)
+}
+
+/// Makes sure the fixture is set up; runs the command at most once per key, even when
+/// called concurrently from several threads or processes.
+pub fn ensure(setup: &Setup) -> Result<(), SetupError> {
+    for p in &setup.requires {
+        if !on_path(p) {
+            return Err(SetupError::MissingProgram { program: p.clone() });
+        }
+    }
+    let key = key(setup)?;
+    let lock_path = setup.cwd.join(LOCK);
+    let lock = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| SetupError::Lock {
+            path: lock_path.display().to_string(),
+            source: e,
+        })?;
+    // flock locks belong to the open file description, so threads of one process exclude
+    // each other as well as separate processes do; released when `lock` is dropped.
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).map_err(|e| {
+        SetupError::Lock {
+            path: lock_path.display().to_string(),
+            source: e.into(),
+        }
+    })?;
+    let stamp_path = setup.cwd.join(STAMP);
+    let outputs_ok = || setup.outputs.iter().all(|o| setup.cwd.join(o).exists());
+    if std::fs::read_to_string(&stamp_path).is_ok_and(|s| s.trim() == key) && outputs_ok() {
+        return Ok(());
+    }
+    let command = setup.command.join(" ");
+    let dir = setup.cwd.display().to_string();
+    if !on_path(&setup.command[0]) && !setup.cwd.join(&setup.command[0]).exists() {
+        return Err(SetupError::MissingProgram {
+            program: setup.command[0].clone(),
+        });
+    }
+    let out = duct::cmd(&setup.command[0], &setup.command[1..])
+        .dir(&setup.cwd)
+        .stdin_null()
+        .stderr_to_stdout()
+        .stdout_capture()
+        .unchecked()
+        .run()
+        .map_err(|e| SetupError::Spawn {
+            command: command.clone(),
+            dir: dir.clone(),
+            source: e,
+        })?;
+    if !out.status.success() {
+        let text = String::from_utf8_lossy(&out.stdout);
+        let lines: Vec<&str> = text.lines().collect();
+        let tail = lines[lines.len().saturating_sub(30)..].join("\n");
+        return Err(SetupError::Failed {
+            command,
+            dir,
+            status: crate::process::ExitStatus::from(out.status).to_string(),
+            tail,
+        });
+    }
+    if let Some(missing) = setup.outputs.iter().find(|o| !setup.cwd.join(o).exists()) {
+        return Err(SetupError::NoOutput {
+            command,
+            dir,
+            missing: missing.clone(),
+        });
+    }
+    let mut f = File::create(&stamp_path).map_err(|e| SetupError::Lock {
+        path: stamp_path.display().to_string(),
+        source: e,
+    })?;
+    let _ = writeln!(f, "{key}");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn setup_in(dir: &Path, script: &str) -> Setup {
+        std::fs::write(dir.join("lock.txt"), "v1").unwrap();
+        Setup {
+            command: vec!["sh".into(), "-c".into(), script.into()],
+            cwd: dir.to_path_buf(),
+            inputs: vec!["lock.txt".into()],
+            outputs: vec!["out".into()],
+            requires: vec!["sh".into()],
+        }
+    }
+
+    #[test]
+    fn runs_once_and_again_when_inputs_change() {
+        let d = tempfile::tempdir().unwrap();
+        let s = setup_in(d.path(), "echo x >> count; touch out");
+        ensure(&s).unwrap();
+        ensure(&s).unwrap();
+        assert_eq!(std::fs::read_to_string(d.path().join("count")).unwrap().lines().count(), 1);
+        std::fs::write(d.path().join("lock.txt"), "v2").unwrap();
+        ensure(&s).unwrap();
+        assert_eq!(std::fs::read_to_string(d.path().join("count")).unwrap().lines().count(), 2);
+    }
+
+    #[test]
+    fn concurrent_callers_run_it_once() {
+        let d = tempfile::tempdir().unwrap();
+        let s = setup_in(d.path(), "echo x >> count; sleep 0.2; touch out");
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let s = s.clone();
+                std::thread::spawn(move || ensure(&s).unwrap())
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(std::fs::read_to_string(d.path().join("count")).unwrap().lines().count(), 1);
+    }
+
+    #[test]
+    fn failures_are_explained() {
+        let d = tempfile::tempdir().unwrap();
+        let s = setup_in(d.path(), "echo boom; exit 3");
+        let e = ensure(&s).unwrap_err().to_string();
+        assert!(e.contains("exit code 3") && e.contains("boom"), "{e}");
+        let mut s2 = setup_in(d.path(), "true");
+        s2.requires = vec!["no-such-tool-xyz".into()];
+        let e = ensure(&s2).unwrap_err().to_string();
+        assert!(e.contains("`no-such-tool-xyz`"), "{e}");
+        let s3 = setup_in(d.path(), "true");
+        let e = ensure(&s3).unwrap_err().to_string();
+        assert!(e.contains("did not create out"), "{e}");
+        let _ = PathBuf::new();
+    }
+}
