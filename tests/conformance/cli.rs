@@ -1,0 +1,111 @@
+//! The command line as a user meets it: exit codes and messages.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn cli() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_mcp-shutdown"))
+}
+
+#[test]
+fn malformed_manifest_names_file_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("bad.toml");
+    std::fs::write(&p, "name = \"x\"\ncommand = \"true\"\nargz = []\n").unwrap();
+    cli()
+        .args(["run", "--manifest"])
+        .arg(&p)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("bad.toml:3:1").and(predicate::str::contains("unknown field `argz`")));
+}
+
+#[test]
+fn wrong_type_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("bad.toml");
+    std::fs::write(&p, "name = \"x\"\ncommand = 3\n").unwrap();
+    cli()
+        .args(["run", "--manifest"])
+        .arg(&p)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("bad.toml:2").and(predicate::str::contains("invalid type")));
+}
+
+#[test]
+fn unknown_server_name_is_a_usage_error() {
+    cli()
+        .args(["run", "--manifest", "conformance/hostile", "--server", "no-such-server"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown server `no-such-server`").and(predicate::str::contains("hostile-baseline")));
+}
+
+#[test]
+fn unknown_scenario_and_revision_are_usage_errors() {
+    cli().args(["check", "--scenario", "nope", "--", "true"]).assert().code(2).stderr(predicate::str::contains("unknown scenario `nope`"));
+    cli().args(["rules", "--spec", "1999-01-01"]).assert().code(2).stderr(predicate::str::contains("unknown spec revision"));
+}
+
+#[test]
+fn command_that_does_not_exist_gets_a_verdict() {
+    cli()
+        .args(["check", "--scenario", "close", "--", "mcp-shutdown-no-such-command-xyz"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("spawn-failed").and(predicate::str::contains("not found")));
+}
+
+#[test]
+fn server_that_never_answers_gets_a_verdict() {
+    cli()
+        .args(["run", "--manifest", "conformance/hostile/hostile-silent.toml", "--scenario", "close", "--format", "json"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("\"kind\": \"handshake-timeout\"").and(predicate::str::contains("Not testable")));
+}
+
+#[test]
+fn conformant_server_passes_with_exit_code_zero() {
+    let out = cli()
+        .args(["run", "--manifest", "conformance/hostile/hostile-baseline.toml", "--format", "json"])
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["spec"], "2026-07-28");
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3);
+    for r in results {
+        assert_eq!(r["stage"], "eof");
+        assert!(r["exit_ms"].is_number());
+        assert!(r["checks"].as_array().unwrap().iter().all(|c| c["status"] == "SUCCESS"));
+    }
+}
+
+#[test]
+fn fail_on_must_ignores_missed_shoulds() {
+    cli()
+        .args(["run", "--manifest", "conformance/hostile/hostile-sigterm-only.toml", "--scenario", "close", "--fail-on", "must"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("sigterm"));
+}
+
+#[test]
+fn rules_show_levels_per_revision() {
+    cli()
+        .args(["rules", "--spec", "2025-06-18"])
+        .assert()
+        .success()
+        .stdout(predicate::str::is_match(r"stdio-exit-on-eof\s+INFO").unwrap());
+    cli()
+        .args(["rules", "--spec", "2026-07-28"])
+        .assert()
+        .success()
+        .stdout(predicate::str::is_match(r"stdio-exit-on-eof\s+SHOULD").unwrap());
+}

@@ -1,0 +1,7 @@
+//! The suite's own tests: every bundled manifest × scenario against a real run (snapshotted
+//! as verdict classes, never milliseconds), the hostile fixtures, and the command line.
+
+mod bundled;
+mod cli;
+mod hostile;
+mod support;

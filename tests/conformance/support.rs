@@ -1,0 +1,38 @@
+use std::path::Path;
+
+use mcp_shutdown_conformance::manifest;
+use mcp_shutdown_conformance::observation::CaseResult;
+use mcp_shutdown_conformance::runner::{Case, Harness};
+use serde_json::{json, Value};
+
+pub fn harness() -> Harness {
+    Harness::new(env!("CARGO_BIN_EXE_mcp-shutdown"))
+}
+
+/// Runs one manifest × scenario for real.
+pub fn run(path: &Path, scenario: &str) -> CaseResult {
+    let m = manifest::load_file(path).unwrap_or_else(|e| panic!("{e}"));
+    harness().run_one(&Case { manifest: m, scenario: scenario.to_string() })
+}
+
+/// The classes a snapshot pins: stage, exit status, error kind, verdicts, leftovers and
+/// stdout purity. No milliseconds, pids or paths, so snapshots hold on a loaded machine.
+pub fn classes(r: &CaseResult) -> Value {
+    let checks: serde_json::Map<String, Value> =
+        r.checks.iter().map(|c| (c.id.clone(), json!(c.status))).collect();
+    json!({
+        "server": r.server,
+        "scenario": r.scenario,
+        "stage": r.stage,
+        "exit_status": r.exit_status,
+        "error": r.error.as_ref().map(|e| e.kind),
+        "checks": checks,
+        "leftovers": r.leftovers.len(),
+        "stdout_violation": r.stdout.first_violation.as_ref().map(|v| v.kind),
+    })
+}
+
+/// Snapshot name for a case: stable and file-name safe.
+pub fn snapshot_name(r: &CaseResult) -> String {
+    format!("{}__{}", r.server, r.scenario.replace(':', "-"))
+}
