@@ -57,6 +57,45 @@ enum ClientEvent {
 
 const STDERR_TAIL: u64 = 4096;
 
+/// Lines of the supervisor ↔ harness protocol (besides the spec and the result).
+pub const NEED_CPU: &str = "need-cpu";
+pub const FREE_CPU: &str = "free-cpu";
+pub const GO: &str = "go";
+
+/// The supervisor's side of the CPU-token protocol. Start-up and the window from a trigger
+/// to the exit are CPU-heavy (an interpreter starting or tearing down) and timed; the harness
+/// lets only as many run at once as there are CPUs, so that other cases cannot stretch them.
+/// Idle waits (grace periods, orphan watching) hold no token.
+struct Link {
+    go: Receiver<()>,
+    deadline_ms: u64,
+}
+
+/// The case deadline, pushed forward whenever the harness grants a token, so that time spent
+/// queueing for one never counts against the case.
+static DEADLINE_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(u64::MAX);
+
+impl Link {
+    fn say(line: &str) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+
+    /// Blocks until the harness grants a CPU token.
+    fn need_cpu(&self) {
+        Self::say(NEED_CPU);
+        if self.go.recv().is_err() {
+            abort("the harness went away");
+        }
+        DEADLINE_NS.store(mono_ns() + self.deadline_ms * 1_000_000, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn free_cpu(&self) {
+        Self::say(FREE_CPU);
+    }
+}
+
 fn stderr_tail(path: &Path) -> String {
     let Ok(mut f) = File::open(path) else {
         return String::new();
@@ -208,10 +247,28 @@ struct Ended {
     steps: Vec<StepRecord>,
 }
 
+/// Waits for the server's exit during a step, holding the CPU token for at most the prompt
+/// window after the trigger. Returns the exit time.
+fn wait_step(server: &Pidfd, wait_ms: u64, prompt_ms: u64, link: &Link, token: &mut bool) -> Option<u64> {
+    if *token {
+        let first = wait_ms.min(prompt_ms);
+        let exited = server.wait_exit(Duration::from_millis(first)).ok().flatten();
+        link.free_cpu();
+        *token = false;
+        if exited.is_some() {
+            return exited;
+        }
+        return server.wait_exit(Duration::from_millis(wait_ms - first)).ok().flatten();
+    }
+    server.wait_exit(Duration::from_millis(wait_ms)).ok().flatten()
+}
+
 /// Drives the ladder until the server exits or the ladder is exhausted.
-fn run_ladder(scenario: &Scenario, run: &mut Running) -> Ended {
+fn run_ladder(scenario: &Scenario, run: &mut Running, prompt_ms: u64, link: &Link) -> Ended {
     let mut steps = Vec::new();
     let mut t0 = None;
+    link.need_cpu();
+    let mut token = true;
     for step in &scenario.steps {
         let t = perform(&step.action, run);
         let origin = *t0.get_or_insert(t);
@@ -219,7 +276,7 @@ fn run_ladder(scenario: &Scenario, run: &mut Running) -> Ended {
             action: step.action,
             at_ms: ms_between(origin, t),
         });
-        if let Ok(Some(exit_ns)) = run.pidfd.wait_exit(Duration::from_millis(step.wait_ms)) {
+        if let Some(exit_ns) = wait_step(&run.pidfd, step.wait_ms, prompt_ms, link, &mut token) {
             return Ended {
                 stage: stage_after(&step.action),
                 exit_ms: Some(ms_between(origin, exit_ns)),
@@ -241,16 +298,20 @@ fn base_result(spec: &CaseSpec) -> CaseResult {
 }
 
 /// The `direct` driver: the supervisor is the server's parent.
-fn run_direct(spec: &CaseSpec, stderr_path: &Path) -> CaseResult {
+fn run_direct(spec: &CaseSpec, stderr_path: &Path, link: &Link) -> CaseResult {
     let mut result = base_result(spec);
+    link.need_cpu();
     let mut run = match launch(&spec.launch, stderr_path) {
         Ok(r) => r,
         Err(e) => {
+            link.free_cpu();
             result.error = Some(e);
             return result;
         }
     };
-    match handshake(&mut run, spec.protocol, &spec.budgets, stderr_path) {
+    let hs = handshake(&mut run, spec.protocol, &spec.budgets, stderr_path);
+    link.free_cpu();
+    match hs {
         Ok(h) => result.handshake = Some(h),
         Err(e) => {
             result.error = Some(e);
@@ -272,7 +333,7 @@ fn run_direct(spec: &CaseSpec, stderr_path: &Path) -> CaseResult {
         return result;
     }
     let before = live_tree(&[]);
-    let ended = run_ladder(&spec.scenario, &mut run);
+    let ended = run_ladder(&spec.scenario, &mut run, spec.budgets.prompt_ms, link);
     result.stage = Some(ended.stage);
     result.exit_ms = ended.exit_ms;
     result.steps = ended.steps;
@@ -286,7 +347,7 @@ fn run_direct(spec: &CaseSpec, stderr_path: &Path) -> CaseResult {
 }
 
 /// The `client` driver: a separate client process is the server's parent and dies.
-fn run_via_client(spec: &CaseSpec, stderr_path: &Path, helper: &Path) -> CaseResult {
+fn run_via_client(spec: &CaseSpec, stderr_path: &Path, helper: &Path, link: &Link) -> CaseResult {
     let mut result = base_result(spec);
     let action = spec.scenario.steps.first().map(|s| s.action).unwrap_or(Action::ClientExit);
     let observe_ms = spec.scenario.steps.first().map_or(spec.budgets.observe_ms, |s| s.wait_ms);
@@ -309,11 +370,12 @@ fn run_via_client(spec: &CaseSpec, stderr_path: &Path, helper: &Path) -> CaseRes
         }
     };
     let client_pidfd = Pidfd::open(client.id()).ok();
-    {
-        let mut stdin = client.stdin.take().expect("piped");
-        let line = serde_json::to_string(spec).expect("spec serializes");
-        let _ = writeln!(stdin, "{line}");
-    }
+    // Kept open: `go` on it tells an `exit` client when to exit.
+    let mut client_stdin = client.stdin.take().expect("piped");
+    // The client launches the server as soon as it has the spec: that is the start-up phase.
+    link.need_cpu();
+    let _ = writeln!(client_stdin, "{}", serde_json::to_string(spec).expect("spec serializes"));
+    let _ = client_stdin.flush();
     let mut events = BufReader::new(client.stdout.take().expect("piped")).lines();
     let mut next = || -> Option<ClientEvent> { serde_json::from_str(&events.next()?.ok()?).ok() };
     let mut server: Option<Pidfd> = None;
@@ -336,6 +398,7 @@ fn run_via_client(spec: &CaseSpec, stderr_path: &Path, helper: &Path) -> CaseRes
             ClientEvent::Exiting { .. } => break,
         }
     }
+    link.free_cpu();
     let (Some(server), true) = (server, ready) else {
         if result.error.is_none() {
             result.error = Some(CaseError {
@@ -350,6 +413,7 @@ fn run_via_client(spec: &CaseSpec, stderr_path: &Path, helper: &Path) -> CaseRes
     };
     let client_pid = client.id() as i32;
     let before = live_tree(&[client_pid]);
+    link.need_cpu();
     let t0 = if action == Action::ClientKill {
         let t = mono_ns();
         match &client_pidfd {
@@ -362,6 +426,8 @@ fn run_via_client(spec: &CaseSpec, stderr_path: &Path, helper: &Path) -> CaseRes
         }
         t
     } else {
+        let _ = writeln!(client_stdin, "{GO}");
+        let _ = client_stdin.flush();
         match next() {
             Some(ClientEvent::Exiting { at_ns }) => at_ns,
             _ => mono_ns(),
@@ -370,8 +436,10 @@ fn run_via_client(spec: &CaseSpec, stderr_path: &Path, helper: &Path) -> CaseRes
     // Once the client is reaped, its orphans are certainly ours.
     let _ = client.wait();
     result.steps = vec![StepRecord { action, at_ms: 0.0 }];
-    match server.wait_exit(Duration::from_millis(observe_ms).saturating_sub(Duration::from_nanos(mono_ns().saturating_sub(t0)))) {
-        Ok(Some(exit_ns)) => {
+    let left = observe_ms.saturating_sub(ms_between(t0, mono_ns()) as u64);
+    let mut token = true;
+    match wait_step(&server, left, spec.budgets.prompt_ms, link, &mut token) {
+        Some(exit_ns) => {
             result.stage = Some(stage_after(&action));
             result.exit_ms = Some(ms_between(t0, exit_ns));
             result.exit_status = server.reap();
@@ -415,11 +483,18 @@ pub fn supervisor_main(helper: &Path) -> i32 {
         }
     };
     // Abort paths: the harness went away (lifeline EOF), a signal, or the hard deadline.
+    let (go_tx, go_rx) = channel();
     std::thread::spawn(move || {
-        let mut sink = Vec::new();
-        let _ = lifeline.read_to_end(&mut sink);
+        let mut line = String::new();
+        while matches!(lifeline.read_line(&mut line), Ok(n) if n > 0) {
+            if line.trim() == GO {
+                let _ = go_tx.send(());
+            }
+            line.clear();
+        }
         abort("the harness went away");
     });
+    let link = Link { go: go_rx, deadline_ms: spec.deadline_ms() };
     if let Ok(mut signals) = signal_hook::iterator::Signals::new([
         signal_hook::consts::SIGTERM,
         signal_hook::consts::SIGINT,
@@ -431,10 +506,12 @@ pub fn supervisor_main(helper: &Path) -> i32 {
             }
         });
     }
-    let deadline = spec.deadline_ms();
-    std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(deadline));
-        abort("case deadline exceeded");
+    DEADLINE_NS.store(mono_ns() + spec.deadline_ms() * 1_000_000, std::sync::atomic::Ordering::SeqCst);
+    std::thread::spawn(|| loop {
+        std::thread::sleep(Duration::from_millis(200));
+        if mono_ns() > DEADLINE_NS.load(std::sync::atomic::Ordering::SeqCst) {
+            abort("case deadline exceeded");
+        }
     });
 
     let dir = match tempfile::Builder::new().prefix("mcp-shutdown-case-").tempdir() {
@@ -446,8 +523,8 @@ pub fn supervisor_main(helper: &Path) -> i32 {
     };
     let stderr_path = dir.path().join("server.stderr");
     let result = match spec.scenario.driver {
-        Driver::Direct => run_direct(&spec, &stderr_path),
-        Driver::Client => run_via_client(&spec, &stderr_path, helper),
+        Driver::Direct => run_direct(&spec, &stderr_path, &link),
+        Driver::Client => run_via_client(&spec, &stderr_path, helper, &link),
     };
     process::kill_all_descendants();
     let out = serde_json::to_string(&result).expect("results serialize");
@@ -510,7 +587,10 @@ pub fn client_main(stderr_path: &Path, mode: &str) -> i32 {
             std::thread::sleep(Duration::from_secs(3600));
         }
     }
-    // Exit with the server's pipes still open: the kernel closes them as the process ends.
+    // Wait for the supervisor's word, then exit with the server's pipes still open: the
+    // kernel closes them as the process ends.
+    let mut go = String::new();
+    let _ = std::io::stdin().read_line(&mut go);
     emit(&ClientEvent::Exiting { at_ns: mono_ns() });
     std::process::exit(0)
 }

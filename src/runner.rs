@@ -1,12 +1,12 @@
 //! The harness: runs setups, then cases concurrently, each in its own supervisor process,
 //! longest first, with a bounded number running at once; then judges every result.
 
-use std::collections::VecDeque;
-use std::io::{Read, Write};
+use std::collections::{HashMap, VecDeque};
+use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::budgets::{BudgetOverrides, Budgets};
 use crate::case::CaseSpec;
@@ -33,6 +33,43 @@ pub struct Harness {
     catalogue: Catalogue,
     live: Arc<Mutex<Vec<u32>>>,
     interrupted: Arc<AtomicBool>,
+}
+
+/// CPU tokens, process-wide so that parallel tests share them: one per CPU, at least two.
+fn cpu_tokens() -> &'static Semaphore {
+    static GATE: OnceLock<Semaphore> = OnceLock::new();
+    GATE.get_or_init(|| Semaphore::new(std::thread::available_parallelism().map_or(2, |n| n.get()).max(2)))
+}
+
+/// A counting semaphore (std has none).
+#[derive(Debug)]
+struct Semaphore {
+    free: Mutex<usize>,
+    cv: std::sync::Condvar,
+}
+
+struct Permit<'a>(&'a Semaphore);
+
+impl Semaphore {
+    fn new(n: usize) -> Self {
+        Self { free: Mutex::new(n), cv: std::sync::Condvar::new() }
+    }
+
+    fn acquire(&self) -> Permit<'_> {
+        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+        while *free == 0 {
+            free = self.cv.wait(free).unwrap_or_else(|p| p.into_inner());
+        }
+        *free -= 1;
+        Permit(self)
+    }
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        *self.0.free.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        self.0.cv.notify_one();
+    }
 }
 
 impl Harness {
@@ -100,9 +137,8 @@ impl Harness {
         Report::new(&self.revision, self.overrides, results)
     }
 
-    /// Runs cases and judges them.
+    /// Runs cases and judges them, results in input order.
     pub fn run_cases(&self, cases: &[Case]) -> Vec<CaseResult> {
-        let setup_errors = self.run_setups(cases);
         let mut order: Vec<usize> = (0..cases.len()).collect();
         // Longest first, so the run costs little more than its longest case.
         order.sort_by_key(|&i| {
@@ -117,12 +153,7 @@ impl Harness {
                     let Some(i) = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front() else {
                         break;
                     };
-                    let case = &cases[i];
-                    let key = case.manifest.setup.as_ref().map(|st| st.cwd.clone());
-                    let r = match key.and_then(|k| setup_errors.iter().find(|(p, _)| *p == k)) {
-                        Some((_, msg)) => CaseResult::failed(&case.manifest.name, &case.scenario, ErrorKind::SetupFailed, msg.clone()),
-                        None => self.run_one(case),
-                    };
+                    let r = self.run_one(&cases[i]);
                     *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
                 });
             }
@@ -133,25 +164,6 @@ impl Harness {
             .collect()
     }
 
-    /// Runs each distinct setup once (in parallel); returns the failures by setup directory.
-    fn run_setups(&self, cases: &[Case]) -> Vec<(PathBuf, String)> {
-        let mut setups: Vec<&crate::manifest::Setup> = Vec::new();
-        for c in cases {
-            if let Some(s) = &c.manifest.setup {
-                if !setups.iter().any(|x| x.cwd == s.cwd) {
-                    setups.push(s);
-                }
-            }
-        }
-        std::thread::scope(|sc| {
-            let handles: Vec<_> = setups
-                .iter()
-                .map(|s| sc.spawn(move || crate::setup::ensure(s).err().map(|e| (s.cwd.clone(), e.to_string()))))
-                .collect();
-            handles.into_iter().filter_map(|h| h.join().ok().flatten()).collect()
-        })
-    }
-
     /// Runs one case in a supervisor process and judges it.
     pub fn run_one(&self, case: &Case) -> CaseResult {
         let m = &case.manifest;
@@ -159,8 +171,11 @@ impl Harness {
         let Some(scenario) = Scenario::from_id(&case.scenario, &budgets) else {
             return CaseResult::failed(&m.name, &case.scenario, ErrorKind::Harness, format!("unknown scenario `{}`", case.scenario));
         };
+        let setup = m.setup.as_ref().map(setup_once).unwrap_or(Ok(()));
         let mut result = if self.interrupted.load(Ordering::SeqCst) {
             CaseResult::failed(&m.name, &case.scenario, ErrorKind::Harness, "interrupted before it started".into())
+        } else if let Err(msg) = setup {
+            CaseResult::failed(&m.name, &case.scenario, ErrorKind::SetupFailed, msg)
         } else {
             let spec = CaseSpec {
                 server: m.name.clone(),
@@ -197,7 +212,21 @@ impl Harness {
             s
         });
         let mut out = String::new();
-        let _ = child.stdout.take().expect("piped").read_to_string(&mut out);
+        let mut lines = std::io::BufReader::new(child.stdout.take().expect("piped")).lines();
+        // The CPU-token protocol (see `case::Link`): grant on `need-cpu`, take back on `free-cpu`.
+        let mut token = None;
+        for line in lines.by_ref().map_while(Result::ok) {
+            match line.as_str() {
+                crate::case::NEED_CPU => {
+                    token = Some(cpu_tokens().acquire());
+                    let _ = writeln!(lifeline, "{}", crate::case::GO);
+                    let _ = lifeline.flush();
+                }
+                crate::case::FREE_CPU => token = None,
+                _ => out = line,
+            }
+        }
+        drop(token);
         let status = child.wait();
         drop(lifeline);
         self.live.lock().unwrap_or_else(|p| p.into_inner()).retain(|p| *p != child.id());
@@ -211,6 +240,20 @@ impl Harness {
             )),
         }
     }
+}
+
+/// Runs a setup at most once per process and key; a failure is remembered, so that the
+/// cases of a broken fixture fail fast with the same message instead of retrying it each.
+fn setup_once(setup: &crate::manifest::Setup) -> Result<(), String> {
+    static DONE: OnceLock<Mutex<HashMap<PathBuf, Result<(), String>>>> = OnceLock::new();
+    let done = DONE.get_or_init(Mutex::default);
+    if let Some(r) = done.lock().unwrap_or_else(|p| p.into_inner()).get(&setup.cwd) {
+        return r.clone();
+    }
+    // Concurrent callers serialize on the setup's file lock, not on this map.
+    let r = crate::setup::ensure(setup).map_err(|e| e.to_string());
+    done.lock().unwrap_or_else(|p| p.into_inner()).insert(setup.cwd.clone(), r.clone());
+    r
 }
 
 /// The directory of bundled server manifests.
