@@ -267,7 +267,7 @@ fn wait_step(server: &Pidfd, wait_ms: u64, prompt_ms: u64, link: &Link, token: &
 fn run_ladder(scenario: &Scenario, run: &mut Running, prompt_ms: u64, link: &Link) -> Ended {
     let mut steps = Vec::new();
     let mut t0 = None;
-    link.need_cpu();
+    // The caller holds the CPU token from the launch; `wait_step` gives it back.
     let mut token = true;
     for step in &scenario.steps {
         let t = perform(&step.action, run);
@@ -309,17 +309,19 @@ fn run_direct(spec: &CaseSpec, stderr_path: &Path, link: &Link) -> CaseResult {
             return result;
         }
     };
-    let hs = handshake(&mut run, spec.protocol, &spec.budgets, stderr_path);
-    link.free_cpu();
-    match hs {
+    // The token is held on through the trigger: the gap between handshake and ending must
+    // not depend on load (some servers finish starting up after the handshake).
+    match handshake(&mut run, spec.protocol, &spec.budgets, stderr_path) {
         Ok(h) => result.handshake = Some(h),
         Err(e) => {
+            link.free_cpu();
             result.error = Some(e);
             finish(&mut result, &run.record, stderr_path, &[], &[]);
             return result;
         }
     }
     if run.pidfd.has_exited() {
+        link.free_cpu();
         let status = run.child.wait().ok().map(ExitStatus::from);
         result.exit_status = status;
         result.error = Some(CaseError {
@@ -398,8 +400,8 @@ fn run_via_client(spec: &CaseSpec, stderr_path: &Path, helper: &Path, link: &Lin
             ClientEvent::Exiting { .. } => break,
         }
     }
-    link.free_cpu();
     let (Some(server), true) = (server, ready) else {
+        link.free_cpu();
         if result.error.is_none() {
             result.error = Some(CaseError {
                 kind: ErrorKind::Harness,
@@ -413,7 +415,6 @@ fn run_via_client(spec: &CaseSpec, stderr_path: &Path, helper: &Path, link: &Lin
     };
     let client_pid = client.id() as i32;
     let before = live_tree(&[client_pid]);
-    link.need_cpu();
     let t0 = if action == Action::ClientKill {
         let t = mono_ns();
         match &client_pidfd {
