@@ -22,7 +22,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::budgets::Budgets;
-use crate::manifest::{Launch, Protocol};
+use crate::manifest::{InflightRequest, Launch, Protocol};
 use crate::mcp::{self, HandshakeFailure, HandshakeInfo, StdoutRecord, WireEvent};
 use crate::observation::{leftovers, CaseError, CaseResult, ErrorKind, StepRecord};
 use crate::process::{self, mono_ns, ms_between, ExitStatus, Pidfd, ProcInfo, SignalName};
@@ -36,6 +36,7 @@ pub struct CaseSpec {
     pub protocol: Protocol,
     pub scenario: Scenario,
     pub budgets: Budgets,
+    pub inflight: InflightRequest,
 }
 
 impl CaseSpec {
@@ -118,7 +119,7 @@ struct Running {
 }
 
 /// Starts the server: own process group, stdout to a reader thread, stderr to a file.
-fn launch(launch: &Launch, stderr_path: &Path) -> Result<Running, CaseError> {
+fn launch(launch: &Launch, stderr_path: &Path, stdin_null: bool) -> Result<Running, CaseError> {
     let stderr = File::create(stderr_path).map_err(|e| CaseError {
         kind: ErrorKind::Harness,
         message: format!("cannot create {}: {e}", stderr_path.display()),
@@ -127,7 +128,7 @@ fn launch(launch: &Launch, stderr_path: &Path) -> Result<Running, CaseError> {
     cmd.args(&launch.args)
         .current_dir(&launch.cwd)
         .envs(&launch.env)
-        .stdin(Stdio::piped())
+        .stdin(if stdin_null { Stdio::null() } else { Stdio::piped() })
         .stdout(Stdio::piped())
         .stderr(Stdio::from(stderr));
     // Its own group, so that group signals reach it and its children but never the harness.
@@ -207,7 +208,14 @@ fn handshake(run: &mut Running, protocol: Protocol, budgets: &Budgets, stderr_pa
 fn perform(action: &Action, run: &mut Running) -> u64 {
     let t = mono_ns();
     match action {
+        Action::Nothing => {}
         Action::CloseStdin => drop(run.stdin.take()),
+        Action::Signal { signal, to: Target::Tree } => {
+            let _ = run.pidfd.signal(*signal);
+            for p in process::descendants(run.pidfd.pid()) {
+                process::signal_pid(p.pid, *signal);
+            }
+        }
         Action::Signal { signal, to: Target::Process } => {
             let _ = run.pidfd.signal(*signal);
         }
@@ -245,6 +253,7 @@ struct Ended {
     stage: Stage,
     exit_ms: Option<f64>,
     steps: Vec<StepRecord>,
+    diagnostics: Option<process::Diagnostics>,
 }
 
 /// Waits for the server's exit during a step, holding the CPU token for at most the prompt
@@ -263,13 +272,19 @@ fn wait_step(server: &Pidfd, wait_ms: u64, prompt_ms: u64, link: &Link, token: &
     server.wait_exit(Duration::from_millis(wait_ms)).ok().flatten()
 }
 
-/// Drives the ladder until the server exits or the ladder is exhausted.
-fn run_ladder(scenario: &Scenario, run: &mut Running, prompt_ms: u64, link: &Link) -> Ended {
+/// Drives the ladder until the server exits or the ladder is exhausted. `origin` is the
+/// trigger time when it precedes the first step (a server started with stdin at EOF).
+fn run_ladder(scenario: &Scenario, run: &mut Running, prompt_ms: u64, link: &Link, origin: Option<u64>) -> Ended {
     let mut steps = Vec::new();
-    let mut t0 = None;
+    let mut diagnostics = None;
+    let mut t0 = origin;
     // The caller holds the CPU token from the launch; `wait_step` gives it back.
     let mut token = true;
     for step in &scenario.steps {
+        if !steps.is_empty() && diagnostics.is_none() {
+            // It should have exited by now: record what holds it before escalating.
+            diagnostics = Some(process::diagnose(run.pidfd.pid()));
+        }
         let t = perform(&step.action, run);
         let origin = *t0.get_or_insert(t);
         steps.push(StepRecord {
@@ -281,6 +296,7 @@ fn run_ladder(scenario: &Scenario, run: &mut Running, prompt_ms: u64, link: &Lin
                 stage: stage_after(&step.action),
                 exit_ms: Some(ms_between(origin, exit_ns)),
                 steps,
+                diagnostics,
             };
         }
     }
@@ -288,7 +304,24 @@ fn run_ladder(scenario: &Scenario, run: &mut Running, prompt_ms: u64, link: &Lin
         stage: Stage::Survived,
         exit_ms: None,
         steps,
+        diagnostics: diagnostics.or_else(|| Some(process::diagnose(run.pidfd.pid()))),
     }
+}
+
+/// The id of the request the `inflight` scenario leaves in flight.
+const INFLIGHT_ID: i64 = 3;
+
+/// Did a response to `id` arrive before stdout closed? Waits briefly for the reader to drain.
+fn answered(rx: &Receiver<WireEvent>, id: i64) -> bool {
+    let deadline = mono_ns() + 500_000_000;
+    while let Ok(ev) = rx.recv_timeout(Duration::from_nanos(deadline.saturating_sub(mono_ns()))) {
+        match ev {
+            WireEvent::Message(m) if m.get("id").and_then(serde_json::Value::as_i64) == Some(id) => return true,
+            WireEvent::Eof => return false,
+            WireEvent::Message(_) => {}
+        }
+    }
+    false
 }
 
 fn base_result(spec: &CaseSpec) -> CaseResult {
@@ -301,7 +334,7 @@ fn base_result(spec: &CaseSpec) -> CaseResult {
 fn run_direct(spec: &CaseSpec, stderr_path: &Path, link: &Link) -> CaseResult {
     let mut result = base_result(spec);
     link.need_cpu();
-    let mut run = match launch(&spec.launch, stderr_path) {
+    let mut run = match launch(&spec.launch, stderr_path, spec.scenario.stdin_null) {
         Ok(r) => r,
         Err(e) => {
             link.free_cpu();
@@ -311,8 +344,13 @@ fn run_direct(spec: &CaseSpec, stderr_path: &Path, link: &Link) -> CaseResult {
     };
     // The token is held on through the trigger: the gap between handshake and ending must
     // not depend on load (some servers finish starting up after the handshake).
-    match handshake(&mut run, spec.protocol, &spec.budgets, stderr_path) {
-        Ok(h) => result.handshake = Some(h),
+    let hs = if spec.scenario.stdin_null {
+        Ok(None)
+    } else {
+        handshake(&mut run, spec.protocol, &spec.budgets, stderr_path).map(Some)
+    };
+    match hs {
+        Ok(h) => result.handshake = h,
         Err(e) => {
             link.free_cpu();
             result.error = Some(e);
@@ -320,7 +358,7 @@ fn run_direct(spec: &CaseSpec, stderr_path: &Path, link: &Link) -> CaseResult {
             return result;
         }
     }
-    if run.pidfd.has_exited() {
+    if !spec.scenario.stdin_null && run.pidfd.has_exited() {
         link.free_cpu();
         let status = run.child.wait().ok().map(ExitStatus::from);
         result.exit_status = status;
@@ -335,10 +373,27 @@ fn run_direct(spec: &CaseSpec, stderr_path: &Path, link: &Link) -> CaseResult {
         return result;
     }
     let before = live_tree(&[]);
-    let ended = run_ladder(&spec.scenario, &mut run, spec.budgets.prompt_ms, link);
+    if spec.scenario.inflight {
+        let req = serde_json::json!({"jsonrpc": "2.0", "id": INFLIGHT_ID, "method": spec.inflight.method, "params": spec.inflight.params});
+        if let Some(stdin) = run.stdin.as_mut() {
+            let _ = writeln!(stdin, "{req}").and_then(|_| stdin.flush());
+        }
+    }
+    let origin = spec.scenario.stdin_null.then_some(run.started_ns);
+    let ended = run_ladder(&spec.scenario, &mut run, spec.budgets.prompt_ms, link, origin);
     result.stage = Some(ended.stage);
     result.exit_ms = ended.exit_ms;
     result.steps = ended.steps;
+    result.diagnostics = ended.diagnostics;
+    if ended.stage == Stage::Survived && spec.scenario.unbounded {
+        result.note = Some(format!(
+            "this client's last wait has no end: it would wait forever (the harness stopped after {} ms)",
+            spec.scenario.steps.last().map_or(0, |s| s.wait_ms)
+        ));
+    }
+    if spec.scenario.inflight {
+        result.inflight_answered = Some(answered(&run.rx, INFLIGHT_ID));
+    }
     if ended.stage != Stage::Survived {
         result.exit_status = run.child.wait().ok().map(ExitStatus::from);
     }
@@ -445,7 +500,10 @@ fn run_via_client(spec: &CaseSpec, stderr_path: &Path, helper: &Path, link: &Lin
             result.exit_ms = Some(ms_between(t0, exit_ns));
             result.exit_status = server.reap();
         }
-        _ => result.stage = Some(Stage::Survived),
+        None => {
+            result.stage = Some(Stage::Survived);
+            result.diagnostics = Some(process::diagnose(server.pid()));
+        }
     }
     let alive = settle_descendants(
         if result.stage == Some(Stage::Survived) { 0 } else { spec.budgets.prompt_ms },
@@ -559,7 +617,7 @@ pub fn client_main(stderr_path: &Path, mode: &str) -> i32 {
         let _ = writeln!(out, "{}", serde_json::to_string(ev).expect("events serialize"));
         let _ = out.flush();
     };
-    let mut run = match launch(&spec.launch, stderr_path) {
+    let mut run = match launch(&spec.launch, stderr_path, spec.scenario.stdin_null) {
         Ok(r) => r,
         Err(error) => {
             emit(&ClientEvent::Failed {

@@ -69,7 +69,8 @@ enum FailOn {
 
 #[derive(Args, Debug)]
 struct RunOpts {
-    /// Only these scenarios; repeatable (default: all).
+    /// Only these scenarios; repeatable. Default: the seven endings; `all` adds every
+    /// client profile (`close:<profile>`).
     #[arg(long = "scenario", value_name = "ID")]
     scenarios: Vec<String>,
     /// Spec revision whose rule levels score the run.
@@ -163,14 +164,17 @@ fn execute(servers: Vec<Manifest>, opts: &RunOpts) -> ExitCode {
     if let Err(e) = cat.check_revision(&rev) {
         return usage_error(&e.to_string());
     }
+    let all = crate::scenario::all_ids();
     let scenarios: Vec<String> = if opts.scenarios.is_empty() {
         SCENARIOS.iter().map(|s| s.to_string()).collect()
+    } else if opts.scenarios.iter().any(|s| s == "all") {
+        all.clone()
     } else {
         opts.scenarios.clone()
     };
     for s in &scenarios {
-        if !SCENARIOS.contains(&s.as_str()) {
-            return usage_error(&format!("unknown scenario `{s}` (known: {})", SCENARIOS.join(", ")));
+        if !all.contains(s) {
+            return usage_error(&format!("unknown scenario `{s}` (known: {}, or `all`)", all.join(", ")));
         }
     }
     let harness = harness.jobs(opts.jobs).revision(rev).budgets(BudgetOverrides {

@@ -22,6 +22,28 @@ pub struct Manifest {
     pub setup: Option<Setup>,
     pub budgets: BudgetOverrides,
     pub protocol: Protocol,
+    /// The request the `inflight` scenario leaves unanswered when it closes stdin.
+    pub inflight: InflightRequest,
+}
+
+/// A request sent just before stdin is closed (default: `ping`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InflightRequest {
+    pub method: String,
+    pub params: Option<serde_json::Value>,
+}
+
+impl Default for InflightRequest {
+    fn default() -> Self {
+        Self { method: "ping".into(), params: None }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawInflight {
+    method: String,
+    params: Option<toml::Value>,
 }
 
 /// How to start the server: everything the process layer needs, already resolved.
@@ -109,6 +131,7 @@ struct RawManifest {
     budgets: BudgetOverrides,
     #[serde(default)]
     protocol: Protocol,
+    inflight: Option<RawInflight>,
 }
 
 #[derive(Deserialize)]
@@ -242,6 +265,13 @@ pub fn parse(path: &Path, text: &str) -> Result<Manifest, ManifestError> {
         setup,
         budgets: raw.budgets,
         protocol: raw.protocol,
+        inflight: raw
+            .inflight
+            .map(|i| InflightRequest {
+                method: i.method,
+                params: i.params.and_then(|p| serde_json::to_value(p).ok()),
+            })
+            .unwrap_or_default(),
     })
 }
 
@@ -348,6 +378,7 @@ pub fn adhoc(command: &str, args: &[String], cwd: &Path) -> Manifest {
         setup: None,
         budgets: BudgetOverrides::default(),
         protocol: Protocol::Auto,
+        inflight: InflightRequest::default(),
     }
 }
 

@@ -79,6 +79,15 @@ pub struct CaseResult {
     pub stderr_tail: String,
     /// Descendants still running after the server's end (killed by the harness afterwards).
     pub leftovers: Vec<Leftover>,
+    /// What held the server when it should have exited (read from `/proc` before escalating).
+    #[serde(default)]
+    pub diagnostics: Option<crate::process::Diagnostics>,
+    /// In `inflight`: whether the request left in flight was answered before stdout closed.
+    #[serde(default)]
+    pub inflight_answered: Option<bool>,
+    /// What this ending costs the user, when the numbers alone do not say it.
+    #[serde(default)]
+    pub note: Option<String>,
     pub checks: Vec<Check>,
 }
 
@@ -97,6 +106,9 @@ impl CaseResult {
             stdout: StdoutRecord::default(),
             stderr_tail: String::new(),
             leftovers: Vec::new(),
+            diagnostics: None,
+            inflight_answered: None,
+            note: None,
             checks: Vec::new(),
         }
     }

@@ -353,3 +353,149 @@ pub fn kill_all_descendants() -> Vec<ProcInfo> {
 pub fn reap_any_children() {
     while let Ok(Some(_)) = rustix::process::wait(WaitOptions::NOHANG) {}
 }
+
+/// What keeps a process alive, read from `/proc` at the moment it should have exited.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnostics {
+    pub pid: i32,
+    /// The runtime recognised from the executable: node, python, jvm, or null.
+    pub runtime: Option<String>,
+    pub threads: usize,
+    /// Thread names with counts, e.g. `"pool-1-thread-1"` or `"node (x7)"`.
+    pub thread_names: Vec<String>,
+    /// Open file descriptors by kind: pipe, socket, file, device, eventfd, timerfd, epoll, ...
+    pub fds: std::collections::BTreeMap<String, usize>,
+    /// Command lines of its live children.
+    pub children: Vec<String>,
+    /// What usually holds such a process, and the fix.
+    pub hint: String,
+}
+
+fn fd_kind(target: &str) -> &'static str {
+    if target.starts_with("pipe:") {
+        "pipe"
+    } else if target.starts_with("socket:") {
+        "socket"
+    } else if target.contains("[eventfd") {
+        "eventfd"
+    } else if target.contains("[timerfd") {
+        "timerfd"
+    } else if target.contains("[eventpoll") {
+        "epoll"
+    } else if target.contains("[signalfd") {
+        "signalfd"
+    } else if target.starts_with("anon_inode:") {
+        "anon"
+    } else if target.starts_with("/dev/") {
+        "device"
+    } else {
+        "file"
+    }
+}
+
+/// Recognises the runtime from the executable's file name.
+pub fn runtime_of(exe: &str) -> Option<&'static str> {
+    let name = exe.rsplit('/').next().unwrap_or(exe);
+    if name.starts_with("node") || name == "bun" || name == "deno" {
+        Some("node")
+    } else if name.starts_with("python") {
+        Some("python")
+    } else if name == "java" {
+        Some("jvm")
+    } else {
+        None
+    }
+}
+
+/// The fix most likely to help, by runtime.
+pub fn hint_for(runtime: Option<&str>) -> &'static str {
+    match runtime {
+        Some("node") => "Node stays alive while a timer, socket or other handle is active, and the SDK's stdio transport does not exit on EOF: listen for process.stdin 'end' and 'close' and call process.exit().",
+        Some("python") => "Python waits for non-daemon threads (and pending asyncio.to_thread calls) before exiting: when the stdio server's run() returns, stop them or call os._exit().",
+        Some("jvm") => "The JVM stays up while any non-daemon thread runs (executors, timers): when the session closes, shut them down or call System.exit().",
+        _ => "Exit when reading stdin returns end-of-file: stop or detach background work first, and return from main.",
+    }
+}
+
+/// Reads what holds `pid` from `/proc`. Best effort: missing entries are skipped.
+pub fn diagnose(pid: i32) -> Diagnostics {
+    let exe = fs::read_link(format!("/proc/{pid}/exe")).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+    let runtime = runtime_of(&exe);
+    let mut names: Vec<String> = fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|d| {
+            d.filter_map(|e| fs::read_to_string(e.ok()?.path().join("comm")).ok())
+                .map(|s| s.trim().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    let threads = names.len();
+    let mut thread_names: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < names.len() {
+        let n = names[i..].iter().take_while(|x| **x == names[i]).count();
+        thread_names.push(if n > 1 { format!("{} (x{n})", names[i]) } else { names[i].clone() });
+        i += n;
+    }
+    let mut fds = std::collections::BTreeMap::new();
+    if let Ok(d) = fs::read_dir(format!("/proc/{pid}/fd")) {
+        for e in d.filter_map(Result::ok) {
+            if let Ok(t) = fs::read_link(e.path()) {
+                *fds.entry(fd_kind(&t.to_string_lossy()).to_string()).or_insert(0) += 1;
+            }
+        }
+    }
+    let children = all_processes()
+        .into_iter()
+        .filter(|p| p.ppid == pid && !p.is_zombie())
+        .map(|p| p.cmdline)
+        .collect();
+    Diagnostics {
+        pid,
+        runtime: runtime.map(String::from),
+        threads,
+        thread_names,
+        fds,
+        children,
+        hint: hint_for(runtime).to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fd_kinds_and_runtimes() {
+        assert_eq!(fd_kind("pipe:[123]"), "pipe");
+        assert_eq!(fd_kind("anon_inode:[timerfd]"), "timerfd");
+        assert_eq!(fd_kind("/tmp/x.log"), "file");
+        assert_eq!(runtime_of("/usr/bin/node"), Some("node"));
+        assert_eq!(runtime_of("/x/.venv/bin/python3.11"), Some("python"));
+        assert_eq!(runtime_of("/usr/lib/jvm/java-17/bin/java"), Some("jvm"));
+        assert_eq!(runtime_of("/x/target/release/server"), None);
+    }
+
+    #[test]
+    fn diagnoses_this_process() {
+        let d = diagnose(own_pid());
+        assert!(d.threads >= 1);
+        assert!(d.fds.values().sum::<usize>() >= 3);
+    }
+
+    #[test]
+    fn descendants_include_grandchildren() {
+        let mut c = std::process::Command::new("sh").args(["-c", "sleep 5 & wait"]).spawn().unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while descendants(c.id() as i32).is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let d = descendants(c.id() as i32);
+        assert!(d.iter().any(|p| p.cmdline.starts_with("sleep")), "{d:?}");
+        for p in &d {
+            signal_pid(p.pid, SignalName::Kill);
+        }
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+}

@@ -181,6 +181,9 @@ pub fn render_text(report: &Report) -> String {
                 let _ = writeln!(out, "{:<8} {} {} {}: {}", c.status, r.server, r.scenario, c.id, c.message);
             }
         }
+        if let Some(n) = &r.note {
+            let _ = writeln!(out, "NOTE     {} {}: {n}", r.server, r.scenario);
+        }
         for l in &r.leftovers {
             let _ = writeln!(
                 out,

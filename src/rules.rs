@@ -181,12 +181,12 @@ impl Catalogue {
     pub fn judge(&self, result: &CaseResult, scenario: &Scenario, budgets: &Budgets, revision: &str) -> Vec<Check> {
         self.rules
             .iter()
-            .filter(|r| r.scenarios.iter().any(|s| s == base_scenario(&result.scenario)))
+            .filter(|r| r.scenarios.iter().any(|s| s == scenario.family()))
             .map(|r| {
                 let level = r.levels.get(revision).copied().unwrap_or(Level::Info);
                 let (outcome, message) = match &result.error {
                     Some(e) => (Outcome::NotTestable, format!("Not testable: {} ({})", e.message, e.kind)),
-                    None => judge_rule(&r.id, result, scenario, budgets),
+                    None => judge_rule(&r.id, result, scenario, budgets, revision),
                 };
                 Check {
                     id: r.id.clone(),
@@ -209,11 +209,6 @@ impl Catalogue {
     }
 }
 
-/// `close:java` is judged by the rules of `close`.
-fn base_scenario(id: &str) -> &str {
-    id.split(':').next().unwrap_or(id)
-}
-
 /// The scored status of an outcome at a level.
 pub fn status(outcome: Outcome, level: Level) -> Status {
     match (outcome, level) {
@@ -226,26 +221,37 @@ pub fn status(outcome: Outcome, level: Level) -> Status {
 }
 
 /// Rule IDs this version of the suite can judge.
-pub const JUDGES: &[&str] = &["stdio-exit-on-eof", "stdio-exit-on-client-death", "stdio-no-forced-kill"];
+pub const JUDGES: &[&str] = &[
+    "stdio-exit-on-eof",
+    "stdio-exit-on-client-death",
+    "stdio-no-forced-kill",
+    "stdio-exit-on-eof-at-start",
+    "process-exit-on-sigterm",
+    "process-exit-on-sigint",
+    "process-no-leaked-descendants",
+    "stdio-stdout-only-mcp",
+    "stdio-inflight-response",
+];
 
 fn ms(x: Option<f64>) -> String {
     x.map_or_else(|| "?".into(), |v| format!("{v:.0} ms"))
 }
 
 /// How the case ended, in words, for failure messages.
-fn ending(r: &CaseResult, budgets: &Budgets) -> String {
+fn ending(r: &CaseResult) -> String {
     match r.stage {
         Some(Stage::Eof) => format!("it exited on end-of-file after {}", ms(r.exit_ms)),
-        Some(Stage::Sigterm) => format!("SIGTERM ended it; {} after stdin closed", ms(r.exit_ms)),
-        Some(Stage::Sigint) => format!("SIGINT ended it; {} after the trigger", ms(r.exit_ms)),
-        Some(Stage::Sigkill) => format!("only SIGKILL ended it; {} after stdin closed", ms(r.exit_ms)),
-        Some(Stage::Survived) => format!("still running when the harness stopped waiting ({} ms)", budgets.observe_ms),
+        Some(Stage::Sigterm) => format!("SIGTERM ended it, {} after the session was ended", ms(r.exit_ms)),
+        Some(Stage::Sigint) => format!("SIGINT ended it, {} after the session was ended", ms(r.exit_ms)),
+        Some(Stage::Sigkill) => format!("only SIGKILL ended it, {} after the session was ended", ms(r.exit_ms)),
+        Some(Stage::Survived) => "still running when the harness stopped waiting".into(),
         None => "it never ran".into(),
     }
 }
 
-fn judge_rule(id: &str, r: &CaseResult, scenario: &Scenario, b: &Budgets) -> (Outcome, String) {
-    let prompt = |r: &CaseResult| r.stage == Some(Stage::Eof) && r.exit_ms.is_some_and(|t| t <= b.prompt_ms as f64);
+fn judge_rule(id: &str, r: &CaseResult, scenario: &Scenario, b: &Budgets, revision: &str) -> (Outcome, String) {
+    let within = |stage: Stage| r.stage == Some(stage) && r.exit_ms.is_some_and(|t| t <= b.prompt_ms as f64);
+    let prompt = |_: &CaseResult| within(Stage::Eof);
     match id {
         "stdio-exit-on-eof" => {
             if !scenario.closes_stdin() {
@@ -255,7 +261,7 @@ fn judge_rule(id: &str, r: &CaseResult, scenario: &Scenario, b: &Budgets) -> (Ou
             } else {
                 (
                     Outcome::Fail,
-                    format!("did not exit within {} ms of stdin closing: {}", b.prompt_ms, ending(r, b)),
+                    format!("did not exit within {} ms of stdin closing: {}", b.prompt_ms, ending(r)),
                 )
             }
         }
@@ -273,13 +279,80 @@ fn judge_rule(id: &str, r: &CaseResult, scenario: &Scenario, b: &Budgets) -> (Ou
             } else {
                 (
                     Outcome::Fail,
-                    format!("did not exit within {} ms of its client's death: {}", b.prompt_ms, ending(r, b)),
+                    format!("did not exit within {} ms of its client's death: {}", b.prompt_ms, ending(r)),
                 )
             }
         }
+        "stdio-no-forced-kill" if !scenario.closes_stdin() => (
+            Outcome::NotApplicable,
+            "this client never closes stdin, so every server it stops gets a signal".into(),
+        ),
         "stdio-no-forced-kill" => match r.stage {
-            Some(Stage::Sigkill | Stage::Survived) => (Outcome::Fail, ending(r, b)),
+            Some(Stage::Sigkill | Stage::Survived) => (Outcome::Fail, ending(r)),
             _ => (Outcome::Pass, format!("ended before SIGKILL ({})", r.stage.map(|s| s.to_string()).unwrap_or_default())),
+        },
+        "stdio-exit-on-eof-at-start" => match r.stage {
+            Some(Stage::Eof) => (Outcome::Pass, format!("exited {} after it was started with stdin at end-of-file", ms(r.exit_ms))),
+            _ => (Outcome::Fail, format!("started with stdin at end-of-file, it did not exit by itself: {}", ending(r))),
+        },
+        "process-exit-on-sigterm" => {
+            if within(Stage::Sigterm) {
+                (Outcome::Pass, format!("exited {} after SIGTERM", ms(r.exit_ms)))
+            } else {
+                (Outcome::Fail, format!("did not exit within {} ms of SIGTERM (stdin still open): {}", b.prompt_ms, ending(r)))
+            }
+        }
+        "process-exit-on-sigint" => {
+            if within(Stage::Sigint) {
+                (Outcome::Pass, format!("exited {} after SIGINT to its process group", ms(r.exit_ms)))
+            } else {
+                (Outcome::Fail, format!("did not exit within {} ms of SIGINT to its process group: {}", b.prompt_ms, ending(r)))
+            }
+        }
+        "process-no-leaked-descendants" => {
+            if r.stage == Some(Stage::Survived) {
+                (Outcome::NotApplicable, "the server itself never exited; see the exit rules".into())
+            } else if r.leftovers.is_empty() {
+                (Outcome::Pass, "nothing it started outlived it".into())
+            } else {
+                let list: Vec<String> = r
+                    .leftovers
+                    .iter()
+                    .map(|l| format!("pid {} `{}` (started by `{}`)", l.pid, l.cmdline, l.started_by_cmdline.as_deref().unwrap_or("?")))
+                    .collect();
+                (
+                    Outcome::Fail,
+                    format!("{} process(es) it started still ran {} ms after it exited: {}", list.len(), b.prompt_ms, list.join("; ")),
+                )
+            }
+        }
+        "stdio-stdout-only-mcp" => {
+            if let Some(v) = &r.stdout.first_violation {
+                let kind = serde_json::to_value(v.kind).ok().and_then(|k| k.as_str().map(String::from)).unwrap_or_default();
+                (
+                    Outcome::Fail,
+                    format!(
+                        "{} of {} stdout line(s) are not one JSON-RPC message; first, line {} ({kind}): \"{}\"",
+                        r.stdout.violations, r.stdout.lines, v.line, v.excerpt
+                    ),
+                )
+            } else if revision >= "2026-07-28" && r.stdout.server_requests > 0 {
+                (
+                    Outcome::Fail,
+                    format!(
+                        "sent {} JSON-RPC request(s) on stdout; first: {}",
+                        r.stdout.server_requests,
+                        r.stdout.first_server_request.as_deref().unwrap_or("?")
+                    ),
+                )
+            } else {
+                (Outcome::Pass, format!("{} message(s), all valid JSON-RPC", r.stdout.messages))
+            }
+        }
+        "stdio-inflight-response" => match r.inflight_answered {
+            Some(true) => (Outcome::Pass, "the request in flight was answered before it exited".into()),
+            Some(false) => (Outcome::Fail, "it exited without answering the request in flight (the spec allows this)".into()),
+            None => (Outcome::NotApplicable, "no request was in flight".into()),
         },
         other => (Outcome::NotApplicable, format!("no judge for rule `{other}`")),
     }
@@ -296,9 +369,10 @@ mod tests {
         for j in JUDGES {
             assert!(c.rules.iter().any(|r| r.id == *j), "judge without rule: {j}");
         }
+        let families: Vec<String> = crate::scenario::all_ids().iter().map(|i| i.split(':').next().unwrap().to_string()).collect();
         for r in &c.rules {
             for s in &r.scenarios {
-                assert!(crate::scenario::SCENARIOS.contains(&s.as_str()), "{}: unknown scenario {s}", r.id);
+                assert!(families.contains(s), "{}: unknown scenario {s}", r.id);
             }
             assert!(r.references.iter().all(|x| x.url.starts_with("https://")));
         }
@@ -331,16 +405,16 @@ mod tests {
     #[test]
     fn timer_server_scores_differ_by_revision() {
         let r = case("close", Some(Stage::Sigterm), Some(2004.0));
-        assert_eq!(
-            judge(&r, "2026-07-28"),
-            [("stdio-exit-on-eof".into(), Status::Warning), ("stdio-no-forced-kill".into(), Status::Success)]
-        );
-        assert_eq!(
-            judge(&r, "2025-06-18"),
-            [("stdio-exit-on-eof".into(), Status::Info), ("stdio-no-forced-kill".into(), Status::Success)]
-        );
+        let get = |v: &[(String, Status)], id: &str| v.iter().find(|(i, _)| i == id).map(|(_, s)| *s);
+        let now = judge(&r, "2026-07-28");
+        assert_eq!(get(&now, "stdio-exit-on-eof"), Some(Status::Warning));
+        assert_eq!(get(&now, "stdio-no-forced-kill"), Some(Status::Success));
+        let old = judge(&r, "2025-06-18");
+        assert_eq!(get(&old, "stdio-exit-on-eof"), Some(Status::Info));
         let orphan = case("crash", Some(Stage::Survived), None);
-        assert_eq!(judge(&orphan, "2026-07-28"), [("stdio-exit-on-client-death".into(), Status::Warning)]);
+        let j = judge(&orphan, "2026-07-28");
+        assert_eq!(get(&j, "stdio-exit-on-client-death"), Some(Status::Warning));
+        assert_eq!(get(&j, "process-no-leaked-descendants"), Some(Status::Skipped));
     }
 
     #[test]
@@ -348,7 +422,23 @@ mod tests {
         let r = case("close", Some(Stage::Eof), Some(1500.0));
         assert_eq!(judge(&r, "2026-07-28")[0].1, Status::Warning);
         let r = case("close", Some(Stage::Eof), Some(12.0));
-        assert_eq!(judge(&r, "2026-07-28")[0].1, Status::Success);
+        assert!(judge(&r, "2026-07-28").iter().all(|(_, s)| *s == Status::Success));
+    }
+
+    #[test]
+    fn server_requests_on_stdout_fail_only_from_2026_07_28() {
+        let mut r = case("close", Some(Stage::Eof), Some(12.0));
+        r.stdout.server_requests = 1;
+        let find = |v: Vec<(String, Status)>| v.into_iter().find(|(i, _)| i == "stdio-stdout-only-mcp").unwrap().1;
+        assert_eq!(find(judge(&r, "2026-07-28")), Status::Failure);
+        assert_eq!(find(judge(&r, "2025-06-18")), Status::Success);
+    }
+
+    #[test]
+    fn clients_that_never_close_stdin_do_not_blame_the_server() {
+        let r = case("close:csharp", Some(Stage::Sigkill), Some(5003.0));
+        let j = judge(&r, "2026-07-28");
+        assert!(j.iter().filter(|(i, _)| i.starts_with("stdio-")).all(|(i, s)| *s == Status::Skipped || i == "stdio-stdout-only-mcp"), "{j:?}");
     }
 
     #[test]
@@ -358,6 +448,8 @@ mod tests {
         let s = Scenario::from_id("exit", &b).unwrap();
         let checks = Catalogue::bundled().judge(&r, &s, &b, "2026-07-28");
         assert_eq!(checks[0].status, Status::Warning);
-        assert!(checks[0].message.starts_with("Not testable:"));
+        assert!(checks.iter().all(|c| c.message.starts_with("Not testable:")));
+        // At its own severity: the stdout rule is a MUST.
+        assert!(checks.iter().any(|c| c.id == "stdio-stdout-only-mcp" && c.status == Status::Failure));
     }
 }

@@ -183,6 +183,7 @@ impl Harness {
                 protocol: m.protocol,
                 scenario: scenario.clone(),
                 budgets,
+                inflight: m.inflight.clone(),
             };
             self.supervise(&spec)
         };

@@ -1,0 +1,275 @@
+//! Per-server badges, scored against the report's spec revision (the levels its checks carry,
+//! so a rule added later does not silently lower a published badge):
+//!
+//! - green: every MUST and SHOULD check holds (SUCCESS, or not scored: INFO, SKIPPED);
+//!   message `<revision> · <passed>/<scored>`;
+//! - yellow: only SHOULDs are missed (WARNING); red: a MUST is missed (FAILURE); the message
+//!   then names the most telling problem (`orphans on client exit`, `needs SIGKILL`, ...);
+//! - lightgrey: nothing was scored.
+//!
+//! Each badge renders as a shields.io endpoint JSON and as a static flat SVG (no CDN).
+
+use serde::Serialize;
+
+use super::escape_xml;
+use crate::observation::CaseResult;
+use crate::report::Report;
+use crate::rules::{Check, Level, Outcome, Status};
+use crate::scenario::Stage;
+
+/// The badge's left-hand text.
+pub const LABEL: &str = "MCP shutdown";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Color {
+    Green,
+    Yellow,
+    Red,
+    Grey,
+}
+
+impl Color {
+    /// The shields.io colour name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Color::Green => "green",
+            Color::Yellow => "yellow",
+            Color::Red => "red",
+            Color::Grey => "lightgrey",
+        }
+    }
+
+    /// The colour shields.io draws for that name.
+    pub fn hex(self) -> &'static str {
+        match self {
+            Color::Green => "#97ca00",
+            Color::Yellow => "#dfb317",
+            Color::Red => "#e05d44",
+            Color::Grey => "#9f9f9f",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Badge {
+    pub server: String,
+    pub label: String,
+    pub message: String,
+    pub color: Color,
+    /// Scored checks that hold, and scored checks.
+    pub passed: usize,
+    pub scored: usize,
+}
+
+/// One badge per server, in report order.
+pub fn badges(report: &Report) -> Vec<Badge> {
+    let (servers, _) = super::axes(report);
+    servers.into_iter().filter_map(|s| badge(report, s)).collect()
+}
+
+/// The badge of one server; `None` when the report has no result for it.
+pub fn badge(report: &Report, server: &str) -> Option<Badge> {
+    let results: Vec<&CaseResult> = report.results.iter().filter(|r| r.server == server).collect();
+    if results.is_empty() {
+        return None;
+    }
+    let scored: Vec<(&CaseResult, &Check)> = results
+        .iter()
+        .flat_map(|r| r.checks.iter().map(move |c| (*r, c)))
+        .filter(|(_, c)| matches!(c.level, Level::Must | Level::Should) && c.status != Status::Skipped)
+        .collect();
+    let passed = scored.iter().filter(|(_, c)| c.status == Status::Success).count();
+    let worst = scored
+        .iter()
+        .map(|(_, c)| c.status)
+        .filter(|s| matches!(s, Status::Failure | Status::Warning))
+        .min();
+    let (color, message) = match worst {
+        Some(status) => {
+            let reason = scored
+                .iter()
+                .filter(|(_, c)| c.status == status)
+                .map(|(r, c)| reason(r, c))
+                .min_by_key(|(priority, _)| *priority)
+                .map(|(_, text)| text)
+                .unwrap_or_default();
+            let color = if status == Status::Failure { Color::Red } else { Color::Yellow };
+            (color, reason)
+        }
+        None if scored.is_empty() && results.iter().all(|r| r.error.is_some()) => (Color::Grey, "could not run".to_string()),
+        None if scored.is_empty() => (Color::Grey, format!("{} · nothing scored", report.spec)),
+        None => (Color::Green, format!("{} · {passed}/{}", report.spec, scored.len())),
+    };
+    Some(Badge {
+        server: server.to_string(),
+        label: LABEL.to_string(),
+        message,
+        color,
+        passed,
+        scored: scored.len(),
+    })
+}
+
+/// A short reason for a missed check, and its priority (lower says more).
+fn reason(r: &CaseResult, c: &Check) -> (u8, String) {
+    if c.outcome == Outcome::NotTestable {
+        return (5, "could not run".into());
+    }
+    match (c.id.as_str(), r.stage) {
+        ("stdio-exit-on-client-death", Some(Stage::Survived)) => (0, "orphans on client exit".into()),
+        ("stdio-no-forced-kill", _) => (1, "needs SIGKILL".into()),
+        ("stdio-exit-on-eof", Some(Stage::Eof)) => (4, "slow exit on EOF".into()),
+        ("stdio-exit-on-eof", _) => (2, "ignores stdin EOF".into()),
+        ("stdio-exit-on-client-death", _) => (3, "slow exit on client exit".into()),
+        (other, _) => (6, format!("fails {other}")),
+    }
+}
+
+#[derive(Serialize)]
+struct Endpoint<'a> {
+    #[serde(rename = "schemaVersion")]
+    schema_version: u8,
+    label: &'a str,
+    message: &'a str,
+    color: &'a str,
+}
+
+impl Badge {
+    /// The shields.io endpoint JSON (only the keys shields accepts).
+    pub fn endpoint_json(&self) -> String {
+        let e = Endpoint {
+            schema_version: 1,
+            label: &self.label,
+            message: &self.message,
+            color: self.color.name(),
+        };
+        serde_json::to_string_pretty(&e).expect("badges serialize")
+    }
+
+    /// A static flat badge (shields' "flat" style), text width estimated at 7 px a character.
+    pub fn svg(&self) -> String {
+        let width = |s: &str| s.chars().count() as u32 * 7 + 10;
+        let (lw, mw) = (width(&self.label), width(&self.message));
+        let total = lw + mw;
+        let label = escape_xml(&self.label);
+        let message = escape_xml(&self.message);
+        let (lx, mx) = (lw as f64 / 2.0, lw as f64 + mw as f64 / 2.0);
+        format!(
+            concat!(
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{total}\" height=\"20\" role=\"img\" aria-label=\"{label}: {message}\">",
+                "<title>{label}: {message}</title>",
+                "<linearGradient id=\"s\" x2=\"0\" y2=\"100%\"><stop offset=\"0\" stop-color=\"#bbb\" stop-opacity=\".1\"/><stop offset=\"1\" stop-opacity=\".1\"/></linearGradient>",
+                "<clipPath id=\"r\"><rect width=\"{total}\" height=\"20\" rx=\"3\" fill=\"#fff\"/></clipPath>",
+                "<g clip-path=\"url(#r)\"><rect width=\"{lw}\" height=\"20\" fill=\"#555\"/><rect x=\"{lw}\" width=\"{mw}\" height=\"20\" fill=\"{color}\"/><rect width=\"{total}\" height=\"20\" fill=\"url(#s)\"/></g>",
+                "<g fill=\"#fff\" text-anchor=\"middle\" font-family=\"Verdana,Geneva,DejaVu Sans,sans-serif\" font-size=\"11\">",
+                "<text x=\"{lx}\" y=\"15\" fill=\"#010101\" fill-opacity=\".3\">{label}</text><text x=\"{lx}\" y=\"14\">{label}</text>",
+                "<text x=\"{mx}\" y=\"15\" fill=\"#010101\" fill-opacity=\".3\">{message}</text><text x=\"{mx}\" y=\"14\">{message}</text>",
+                "</g></svg>\n"
+            ),
+            total = total,
+            lw = lw,
+            mw = mw,
+            lx = lx,
+            mx = mx,
+            label = label,
+            message = message,
+            color = self.color.hex(),
+        )
+    }
+
+    /// A file name stem for the badge: the server name with anything outside
+    /// `[A-Za-z0-9._-]` replaced by `-`.
+    pub fn file_stem(&self) -> String {
+        let s: String = self
+            .server
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '-' })
+            .collect();
+        if s.is_empty() || s.starts_with('.') {
+            format!("server{s}")
+        } else {
+            s
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture;
+    use super::*;
+
+    fn by_server(report: &Report) -> Vec<(String, Color, String)> {
+        badges(report).into_iter().map(|b| (b.server, b.color, b.message)).collect()
+    }
+
+    #[test]
+    fn colours_and_messages() {
+        assert_eq!(
+            by_server(&fixture::report()),
+            [
+                ("timer".into(), Color::Yellow, "orphans on client exit".into()),
+                ("fixed".into(), Color::Green, "2026-07-28 · 3/3".into()),
+                ("mute".into(), Color::Yellow, "could not run".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn scored_against_the_reports_revision() {
+        // In 2025-06-18 only stdio-no-forced-kill is scored, and the timer server passes it.
+        let rep = fixture::report_for("2025-06-18", fixture::results("2025-06-18"));
+        let b = badge(&rep, "timer").unwrap();
+        assert_eq!((b.color, b.message.as_str(), b.passed, b.scored), (Color::Green, "2025-06-18 · 1/1", 1, 1));
+        assert!(badge(&rep, "nobody").is_none());
+    }
+
+    #[test]
+    fn a_missed_must_is_red_and_names_its_reason() {
+        let mut rep = fixture::report();
+        let kill = &mut rep.results[0].checks[1];
+        assert_eq!(kill.id, "stdio-no-forced-kill");
+        kill.level = Level::Must;
+        kill.status = Status::Failure;
+        kill.outcome = Outcome::Fail;
+        rep.results[0].stage = Some(Stage::Sigkill);
+        let b = badge(&rep, "timer").unwrap();
+        assert_eq!((b.color, b.message.as_str()), (Color::Red, "needs SIGKILL"));
+        assert!(b.endpoint_json().contains("\"color\": \"red\""));
+        assert!(b.svg().contains("fill=\"#e05d44\""));
+    }
+
+    #[test]
+    fn only_ignored_eof_is_named() {
+        let mut rep = fixture::report();
+        rep.results.retain(|r| r.server == "timer" && r.scenario == "close");
+        assert_eq!(by_server(&rep)[0].2, "ignores stdin EOF");
+    }
+
+    #[test]
+    fn endpoint_json_has_only_allowed_keys() {
+        let b = badge(&fixture::report(), "fixed").unwrap();
+        let v: serde_json::Value = serde_json::from_str(&b.endpoint_json()).unwrap();
+        let mut keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        keys.sort();
+        assert_eq!(keys, ["color", "label", "message", "schemaVersion"]);
+        assert_eq!(v["schemaVersion"], 1);
+        assert_eq!(v["label"], "MCP shutdown");
+        assert_eq!(v["message"], "2026-07-28 · 3/3");
+        assert_eq!(v["color"], "green");
+    }
+
+    #[test]
+    fn svg_is_well_formed_sized_and_escaped() {
+        let mut b = badge(&fixture::hostile(), "t<i>m&r \"x\" 'y'").unwrap();
+        assert_eq!(b.file_stem(), "t-i-m-r--x---y-");
+        let svg = b.svg();
+        assert_eq!(fixture::well_formed(&svg).unwrap(), "svg");
+        assert!(svg.contains("aria-label=\"MCP shutdown: orphans on client exit\""));
+        b.message = "a<&>".into();
+        let svg = b.svg();
+        fixture::well_formed(&svg).unwrap();
+        assert!(svg.contains(">a&lt;&amp;&gt;</text>"));
+        // 12 + 4 characters at 7 px, plus 10 px padding each.
+        assert!(svg.contains("width=\"132\" height=\"20\" role=\"img\""), "{svg}");
+    }
+}
