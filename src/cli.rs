@@ -9,7 +9,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::budgets::BudgetOverrides;
 use crate::manifest::{self, Manifest};
-use crate::report::{render_text, Report};
+use crate::render::{self, Format};
+use crate::report::Report;
 use crate::rules::{Catalogue, Status};
 use crate::runner::{bundled_suite, Case, Harness};
 use crate::scenario::SCENARIOS;
@@ -42,6 +43,11 @@ enum Cmd {
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<String>,
     },
+    /// Re-render, merge or badge saved JSON reports without re-running anything.
+    Report {
+        #[command(subcommand)]
+        action: ReportCmd,
+    },
     /// Print the rule catalogue with levels for a spec revision.
     Rules {
         #[arg(long, value_name = "REV")]
@@ -53,10 +59,27 @@ enum Cmd {
     Client { stderr: PathBuf, mode: String },
 }
 
-#[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
-enum Format {
-    Text,
-    Json,
+#[derive(Subcommand, Debug)]
+enum ReportCmd {
+    /// Render a JSON report in another format.
+    Render {
+        #[arg(long, value_name = "REPORT.json")]
+        from: PathBuf,
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+    /// Join the JSON reports of sharded runs into one (printed as JSON).
+    Merge {
+        #[arg(required = true, value_name = "REPORT.json")]
+        parts: Vec<PathBuf>,
+    },
+    /// Write one SVG badge and one shields.io endpoint JSON per server into a directory.
+    Badges {
+        #[arg(long, value_name = "REPORT.json")]
+        from: PathBuf,
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
@@ -78,6 +101,13 @@ struct RunOpts {
     spec: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
+    /// Also write the report to this file (format from its extension: .json .xml .md .html
+    /// .txt); repeatable.
+    #[arg(long = "output", value_name = "FILE")]
+    outputs: Vec<PathBuf>,
+    /// Only cases whose index modulo M is K (`K/M`, 1-based K): a shard of a large matrix.
+    #[arg(long, value_name = "K/M")]
+    partition: Option<String>,
     /// Which missed level makes the exit code 1.
     #[arg(long, value_enum, default_value = "should")]
     fail_on: FailOn,
@@ -108,6 +138,7 @@ pub fn main() -> ExitCode {
         }
         Cmd::Client { stderr, mode } => ExitCode::from(crate::case::client_main(&stderr, &mode) as u8),
         Cmd::Rules { spec } => rules(spec),
+        Cmd::Report { action } => report_cmd(action),
         Cmd::Run { manifests, servers, opts } => {
             let paths = if manifests.is_empty() { vec![bundled_suite()] } else { manifests };
             let loaded = match manifest::load_all(&paths) {
@@ -133,6 +164,51 @@ pub fn main() -> ExitCode {
 fn usage_error(msg: &str) -> ExitCode {
     eprintln!("mcp-shutdown: {msg}");
     ExitCode::from(2)
+}
+
+fn load_report(path: &std::path::Path) -> Result<Report, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: not a mcp-shutdown JSON report: {e}", path.display()))
+}
+
+fn report_cmd(action: ReportCmd) -> ExitCode {
+    let result = match action {
+        ReportCmd::Render { from, format } => load_report(&from).map(|r| print!("{}", with_newline(render::render(&r, format)))),
+        ReportCmd::Merge { parts } => parts
+            .iter()
+            .map(|p| load_report(p))
+            .collect::<Result<Vec<_>, _>>()
+            .and_then(render::merge::merge)
+            .map(|r| println!("{}", r.to_json())),
+        ReportCmd::Badges { from, out } => load_report(&from).and_then(|r| {
+            std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+            for b in render::badge::badges(&r) {
+                let stem = out.join(b.file_stem());
+                std::fs::write(stem.with_extension("svg"), b.svg()).map_err(|e| e.to_string())?;
+                std::fs::write(stem.with_extension("json"), b.endpoint_json()).map_err(|e| e.to_string())?;
+                println!("{}: {} ({})", b.server, b.message, b.color.name());
+            }
+            Ok(())
+        }),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => usage_error(&e),
+    }
+}
+
+fn with_newline(mut s: String) -> String {
+    if !s.ends_with('\n') {
+        s.push('\n');
+    }
+    s
+}
+
+/// Parses `K/M` (1 ≤ K ≤ M).
+fn partition(spec: &str) -> Option<(usize, usize)> {
+    let (k, m) = spec.split_once('/')?;
+    let (k, m) = (k.trim().parse().ok()?, m.trim().parse().ok()?);
+    (1..=m).contains(&k).then_some((k, m))
 }
 
 fn rules(spec: Option<String>) -> ExitCode {
@@ -183,10 +259,16 @@ fn execute(servers: Vec<Manifest>, opts: &RunOpts) -> ExitCode {
         observe_ms: opts.observe_ms,
         handshake_ms: opts.handshake_ms,
     });
-    let cases: Vec<Case> = servers
+    let mut cases: Vec<Case> = servers
         .iter()
         .flat_map(|m| scenarios.iter().map(|s| Case { manifest: m.clone(), scenario: s.clone() }))
         .collect();
+    if let Some(p) = &opts.partition {
+        let Some((k, m)) = partition(p) else {
+            return usage_error(&format!("--partition {p}: expected K/M with 1 <= K <= M"));
+        };
+        cases = cases.into_iter().enumerate().filter(|(i, _)| i % m == k - 1).map(|(_, c)| c).collect();
+    }
     // Ctrl-C / SIGTERM: every supervisor kills its tree; the run then ends with 130.
     let interrupted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     if let Ok(mut signals) = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP]) {
@@ -204,9 +286,18 @@ fn execute(servers: Vec<Manifest>, opts: &RunOpts) -> ExitCode {
         eprintln!("mcp-shutdown: interrupted; every server and descendant was stopped");
         return ExitCode::from(130);
     }
-    match opts.format {
-        Format::Json => println!("{}", report.to_json()),
-        Format::Text => print!("{}", render_text(&report)),
+    print!("{}", with_newline(render::render(&report, opts.format)));
+    for out in &opts.outputs {
+        let format = match out.extension().and_then(|e| e.to_str()) {
+            Some("json") => Format::Json,
+            Some("xml") => Format::Junit,
+            Some("md") => Format::Markdown,
+            Some("html") => Format::Html,
+            _ => Format::Text,
+        };
+        if let Err(e) = std::fs::write(out, with_newline(render::render(&report, format))) {
+            return usage_error(&format!("{}: {e}", out.display()));
+        }
     }
     let threshold = if opts.fail_on == FailOn::Should { Status::Warning } else { Status::Failure };
     if report.fails(threshold) {

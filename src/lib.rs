@@ -24,6 +24,7 @@ pub mod manifest;
 pub mod mcp;
 pub mod observation;
 pub mod process;
+pub mod render;
 pub mod report;
 pub mod rules;
 pub mod runner;

@@ -64,21 +64,33 @@ pub struct Badge {
 /// One badge per server, in report order.
 pub fn badges(report: &Report) -> Vec<Badge> {
     let (servers, _) = super::axes(report);
-    servers.into_iter().filter_map(|s| badge(report, s)).collect()
+    servers
+        .into_iter()
+        .filter_map(|s| badge(report, s))
+        .collect()
 }
 
 /// The badge of one server; `None` when the report has no result for it.
 pub fn badge(report: &Report, server: &str) -> Option<Badge> {
-    let results: Vec<&CaseResult> = report.results.iter().filter(|r| r.server == server).collect();
+    let results: Vec<&CaseResult> = report
+        .results
+        .iter()
+        .filter(|r| r.server == server)
+        .collect();
     if results.is_empty() {
         return None;
     }
     let scored: Vec<(&CaseResult, &Check)> = results
         .iter()
         .flat_map(|r| r.checks.iter().map(move |c| (*r, c)))
-        .filter(|(_, c)| matches!(c.level, Level::Must | Level::Should) && c.status != Status::Skipped)
+        .filter(|(_, c)| {
+            matches!(c.level, Level::Must | Level::Should) && c.status != Status::Skipped
+        })
         .collect();
-    let passed = scored.iter().filter(|(_, c)| c.status == Status::Success).count();
+    let passed = scored
+        .iter()
+        .filter(|(_, c)| c.status == Status::Success)
+        .count();
     let worst = scored
         .iter()
         .map(|(_, c)| c.status)
@@ -93,12 +105,21 @@ pub fn badge(report: &Report, server: &str) -> Option<Badge> {
                 .min_by_key(|(priority, _)| *priority)
                 .map(|(_, text)| text)
                 .unwrap_or_default();
-            let color = if status == Status::Failure { Color::Red } else { Color::Yellow };
+            let color = if status == Status::Failure {
+                Color::Red
+            } else {
+                Color::Yellow
+            };
             (color, reason)
         }
-        None if scored.is_empty() && results.iter().all(|r| r.error.is_some()) => (Color::Grey, "could not run".to_string()),
+        None if scored.is_empty() && results.iter().all(|r| r.error.is_some()) => {
+            (Color::Grey, "could not run".to_string())
+        }
         None if scored.is_empty() => (Color::Grey, format!("{} · nothing scored", report.spec)),
-        None => (Color::Green, format!("{} · {passed}/{}", report.spec, scored.len())),
+        None => (
+            Color::Green,
+            format!("{} · {passed}/{}", report.spec, scored.len()),
+        ),
     };
     Some(Badge {
         server: server.to_string(),
@@ -113,16 +134,27 @@ pub fn badge(report: &Report, server: &str) -> Option<Badge> {
 /// A short reason for a missed check, and its priority (lower says more).
 fn reason(r: &CaseResult, c: &Check) -> (u8, String) {
     if c.outcome == Outcome::NotTestable {
-        return (5, "could not run".into());
+        return (20, "could not run".into());
     }
-    match (c.id.as_str(), r.stage) {
-        ("stdio-exit-on-client-death", Some(Stage::Survived)) => (0, "orphans on client exit".into()),
-        ("stdio-no-forced-kill", _) => (1, "needs SIGKILL".into()),
-        ("stdio-exit-on-eof", Some(Stage::Eof)) => (4, "slow exit on EOF".into()),
-        ("stdio-exit-on-eof", _) => (2, "ignores stdin EOF".into()),
-        ("stdio-exit-on-client-death", _) => (3, "slow exit on client exit".into()),
-        (other, _) => (6, format!("fails {other}")),
-    }
+    let (p, text) = match (c.id.as_str(), r.stage) {
+        ("stdio-exit-on-client-death", Some(Stage::Survived)) => (0, "orphans on client exit"),
+        ("stdio-no-forced-kill", _) => (1, "needs SIGKILL"),
+        ("stdio-stdout-only-mcp", _)
+            if r.stdout.violations == 0 && r.stdout.server_requests > 0 =>
+        {
+            (2, "requests on stdout")
+        }
+        ("stdio-stdout-only-mcp", _) => (2, "non-MCP output on stdout"),
+        ("stdio-exit-on-eof", Some(Stage::Eof)) => (8, "slow exit on EOF"),
+        ("stdio-exit-on-eof", _) => (3, "ignores stdin EOF"),
+        ("process-no-leaked-descendants", _) => (4, "leaks child processes"),
+        ("process-exit-on-sigterm", _) => (5, "ignores SIGTERM"),
+        ("process-exit-on-sigint", _) => (6, "ignores SIGINT"),
+        ("stdio-exit-on-eof-at-start", _) => (7, "ignores EOF at start"),
+        ("stdio-exit-on-client-death", _) => (9, "slow exit on client exit"),
+        (other, _) => return (30, format!("fails {other}")),
+    };
+    (p, text.to_string())
 }
 
 #[derive(Serialize)]
@@ -183,7 +215,13 @@ impl Badge {
         let s: String = self
             .server
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '-' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                    c
+                } else {
+                    '-'
+                }
+            })
             .collect();
         if s.is_empty() || s.starts_with('.') {
             format!("server{s}")
@@ -199,7 +237,10 @@ mod tests {
     use super::*;
 
     fn by_server(report: &Report) -> Vec<(String, Color, String)> {
-        badges(report).into_iter().map(|b| (b.server, b.color, b.message)).collect()
+        badges(report)
+            .into_iter()
+            .map(|b| (b.server, b.color, b.message))
+            .collect()
     }
 
     #[test]
@@ -207,19 +248,26 @@ mod tests {
         assert_eq!(
             by_server(&fixture::report()),
             [
-                ("timer".into(), Color::Yellow, "orphans on client exit".into()),
-                ("fixed".into(), Color::Green, "2026-07-28 · 3/3".into()),
-                ("mute".into(), Color::Yellow, "could not run".into()),
+                (
+                    "timer".into(),
+                    Color::Yellow,
+                    "orphans on client exit".into()
+                ),
+                ("fixed".into(), Color::Green, "2026-07-28 · 6/6".into()),
+                ("mute".into(), Color::Red, "could not run".into()),
             ]
         );
     }
 
     #[test]
     fn scored_against_the_reports_revision() {
-        // In 2025-06-18 only stdio-no-forced-kill is scored, and the timer server passes it.
+        // Before 2026-07-28 the EOF rules are informational: the timer server passes the rest.
         let rep = fixture::report_for("2025-06-18", fixture::results("2025-06-18"));
         let b = badge(&rep, "timer").unwrap();
-        assert_eq!((b.color, b.message.as_str(), b.passed, b.scored), (Color::Green, "2025-06-18 · 1/1", 1, 1));
+        assert_eq!(
+            (b.color, b.message.as_str(), b.passed, b.scored),
+            (Color::Green, "2025-06-18 · 3/3", 3, 3)
+        );
         assert!(badge(&rep, "nobody").is_none());
     }
 
@@ -239,9 +287,42 @@ mod tests {
     }
 
     #[test]
+    fn a_must_outranks_shoulds() {
+        let mut rep = fixture::report();
+        let stdout = &mut rep.results[0].checks[2];
+        assert_eq!(stdout.id, "stdio-stdout-only-mcp");
+        *stdout = fixture::check(
+            "stdio-stdout-only-mcp",
+            Outcome::Fail,
+            "1 of 3 stdout line(s) are not one JSON-RPC message",
+            fixture::SPEC,
+        );
+        rep.results[0].stdout.violations = 1;
+        let b = badge(&rep, "timer").unwrap();
+        assert_eq!(
+            (b.color, b.message.as_str(), b.passed, b.scored),
+            (Color::Red, "non-MCP output on stdout", 2, 5)
+        );
+    }
+
+    #[test]
+    fn nothing_scored_is_grey() {
+        let mut rep = fixture::report();
+        rep.results.retain(|r| r.server == "mute");
+        rep.results[0].checks.clear();
+        assert_eq!(
+            by_server(&rep),
+            [("mute".into(), Color::Grey, "could not run".into())]
+        );
+        rep.results[0].error = None;
+        assert_eq!(by_server(&rep)[0].2, "2026-07-28 · nothing scored");
+    }
+
+    #[test]
     fn only_ignored_eof_is_named() {
         let mut rep = fixture::report();
-        rep.results.retain(|r| r.server == "timer" && r.scenario == "close");
+        rep.results
+            .retain(|r| r.server == "timer" && r.scenario == "close");
         assert_eq!(by_server(&rep)[0].2, "ignores stdin EOF");
     }
 
@@ -254,7 +335,7 @@ mod tests {
         assert_eq!(keys, ["color", "label", "message", "schemaVersion"]);
         assert_eq!(v["schemaVersion"], 1);
         assert_eq!(v["label"], "MCP shutdown");
-        assert_eq!(v["message"], "2026-07-28 · 3/3");
+        assert_eq!(v["message"], "2026-07-28 · 6/6");
         assert_eq!(v["color"], "green");
     }
 
@@ -270,6 +351,9 @@ mod tests {
         fixture::well_formed(&svg).unwrap();
         assert!(svg.contains(">a&lt;&amp;&gt;</text>"));
         // 12 + 4 characters at 7 px, plus 10 px padding each.
-        assert!(svg.contains("width=\"132\" height=\"20\" role=\"img\""), "{svg}");
+        assert!(
+            svg.contains("width=\"132\" height=\"20\" role=\"img\""),
+            "{svg}"
+        );
     }
 }

@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use super::{actual, axes, budget_value, escape_attr, escape_xml, ms, rule_reference};
+use super::{actual, axes, budget_value, escape_attr, escape_xml, held_by, ms, rule_references};
 use crate::observation::CaseResult;
 use crate::report::Report;
 use crate::rules::{Catalogue, Check, Status};
@@ -68,10 +68,19 @@ pub fn render(report: &Report) -> String {
             }
         }
         total.add(&counts);
-        let _ = writeln!(suites, "  <testsuite name=\"{}\" {}>", escape_attr(server), counts.attrs());
+        let _ = writeln!(
+            suites,
+            "  <testsuite name=\"{}\" {}>",
+            escape_attr(server),
+            counts.attrs()
+        );
         let _ = writeln!(suites, "    <properties>");
         for (name, value) in properties(report) {
-            let _ = writeln!(suites, "      <property name=\"{name}\" value=\"{}\"/>", escape_attr(&value));
+            let _ = writeln!(
+                suites,
+                "      <property name=\"{name}\" value=\"{}\"/>",
+                escape_attr(&value)
+            );
         }
         let _ = writeln!(suites, "    </properties>");
         suites.push_str(&cases);
@@ -93,8 +102,17 @@ fn properties(report: &Report) -> Vec<(&'static str, String)> {
     let b = &report.budgets;
     vec![
         ("spec", report.spec.clone()),
-        ("tool", format!("{} {}", report.tool.name, report.tool.version)),
-        ("host", format!("{} {} ({} cpus)", report.host.os, report.host.kernel, report.host.cpus)),
+        (
+            "tool",
+            format!("{} {}", report.tool.name, report.tool.version),
+        ),
+        (
+            "host",
+            format!(
+                "{} {} ({} cpus)",
+                report.host.os, report.host.kernel, report.host.cpus
+            ),
+        ),
         ("prompt_ms", b.prompt_ms.to_string()),
         ("grace_ms", b.grace_ms.to_string()),
         ("observe_ms", b.observe_ms.to_string()),
@@ -102,7 +120,13 @@ fn properties(report: &Report) -> Vec<(&'static str, String)> {
     ]
 }
 
-fn testcase(report: &Report, catalogue: &Catalogue, r: &CaseResult, c: &Check, counts: &mut Counts) -> String {
+fn testcase(
+    report: &Report,
+    catalogue: &Catalogue,
+    r: &CaseResult,
+    c: &Check,
+    counts: &mut Counts,
+) -> String {
     let mut out = format!(
         "    <testcase name=\"{}\" classname=\"{}\"",
         escape_attr(&format!("{} {}", r.scenario, c.id)),
@@ -122,19 +146,30 @@ fn testcase(report: &Report, catalogue: &Catalogue, r: &CaseResult, c: &Check, c
                 escape_xml(&failure_body(report, catalogue, r, c))
             );
             if !r.stderr_tail.is_empty() {
-                let _ = writeln!(out, "      <system-err>{}</system-err>", escape_xml(&r.stderr_tail));
+                let _ = writeln!(
+                    out,
+                    "      <system-err>{}</system-err>",
+                    escape_xml(&r.stderr_tail)
+                );
             }
             out.push_str("    </testcase>\n");
         }
         Status::Skipped => {
             counts.skipped += 1;
-            let _ = writeln!(out, ">\n      <skipped message=\"{}\"/>\n    </testcase>", escape_attr(&c.message));
+            let _ = writeln!(
+                out,
+                ">\n      <skipped message=\"{}\"/>\n    </testcase>",
+                escape_attr(&c.message)
+            );
         }
         Status::Info => {
             let _ = writeln!(
                 out,
                 ">\n      <system-out>{}</system-out>\n    </testcase>",
-                escape_xml(&format!("INFO (not scored in {}): {}", report.spec, c.message))
+                escape_xml(&format!(
+                    "INFO (not scored in {}): {}",
+                    report.spec, c.message
+                ))
             );
         }
         Status::Success => out.push_str("/>\n"),
@@ -142,21 +177,32 @@ fn testcase(report: &Report, catalogue: &Catalogue, r: &CaseResult, c: &Check, c
     out
 }
 
-/// Requirement, Expected, Actual (and what could not run, and what was left behind).
+/// Requirement, Expected, Actual (then why it could not run, what held it, what was left
+/// behind).
 fn failure_body(report: &Report, catalogue: &Catalogue, r: &CaseResult, c: &Check) -> String {
     let mut b = String::new();
-    let found = rule_reference(catalogue, &c.id, &report.spec);
-    match found.as_ref().and_then(|(_, x)| x.as_ref()) {
-        Some((reference, url)) => {
-            let _ = writeln!(b, "Requirement ({}, spec {}): \"{}\"", c.level, report.spec, reference.quote);
-            let _ = writeln!(b, "  {url}");
+    let found = rule_references(catalogue, &c.id, &report.spec);
+    let quotes = found
+        .as_ref()
+        .map(|(_, q)| q.as_slice())
+        .unwrap_or_default();
+    if quotes.is_empty() {
+        let _ = writeln!(
+            b,
+            "Requirement ({}, spec {}): rule {}",
+            c.level, report.spec, c.id
+        );
+        for x in &c.spec_references {
+            let _ = writeln!(b, "  {}", x.url);
         }
-        None => {
-            let _ = writeln!(b, "Requirement ({}, spec {}): rule {}", c.level, report.spec, c.id);
-            for x in &c.spec_references {
-                let _ = writeln!(b, "  {}", x.url);
-            }
-        }
+    }
+    for (quote, url) in quotes {
+        let _ = writeln!(
+            b,
+            "Requirement ({}, spec {}): \"{quote}\"",
+            c.level, report.spec
+        );
+        let _ = writeln!(b, "  {url}");
     }
     let expected = match &found {
         Some((rule, _)) => match rule.budget.as_deref() {
@@ -170,6 +216,15 @@ fn failure_body(report: &Report, catalogue: &Catalogue, r: &CaseResult, c: &Chec
     };
     let _ = writeln!(b, "Expected: {expected}");
     let _ = writeln!(b, "Actual: {}", actual(r));
+    if let Some(note) = &r.note {
+        let _ = writeln!(b, "Note: {note}");
+    }
+    if let Some(held) = held_by(r) {
+        let _ = writeln!(b, "Held by: {held}");
+        if let Some(d) = &r.diagnostics {
+            let _ = writeln!(b, "Hint: {}", d.hint);
+        }
+    }
     for l in &r.leftovers {
         let _ = writeln!(
             b,
@@ -193,24 +248,40 @@ mod tests {
         let xml = render(&fixture::report());
         assert_eq!(fixture::well_formed(&xml).unwrap(), "testsuites");
         assert_eq!(xml.matches("<testsuite ").count(), 3);
-        // timer: close × 2 rules, crash × 1; fixed: the same; mute: close × 2.
-        assert_eq!(xml.matches("<testcase ").count(), 8);
-        assert!(xml.contains("<testcase name=\"close stdio-exit-on-eof\" classname=\"timer\" time=\"2.004\">"));
-        assert!(xml.contains("<testcase name=\"close stdio-no-forced-kill\" classname=\"fixed\" time=\"0.012\"/>"));
-        assert!(xml.contains("<testsuites name=\"MCP shutdown conformance (spec 2026-07-28)\" tests=\"8\" failures=\"4\" errors=\"0\" skipped=\"0\">"));
+        // Three checks in each of the five cases.
+        assert_eq!(xml.matches("<testcase ").count(), 15);
+        assert!(xml.contains(
+            "<testcase name=\"close stdio-exit-on-eof\" classname=\"timer\" time=\"2.004\">"
+        ));
+        assert!(xml.contains(
+            "<testcase name=\"close stdio-no-forced-kill\" classname=\"fixed\" time=\"0.012\"/>"
+        ));
+        assert!(xml.contains("<testsuites name=\"MCP shutdown conformance (spec 2026-07-28)\" tests=\"15\" failures=\"5\" errors=\"0\" skipped=\"1\">"));
+        assert!(xml.contains("<failure type=\"FAILURE\" message=\"Not testable: no answer to `initialize` within 10000 ms (handshake-timeout)\">"));
     }
 
     #[test]
     fn failures_carry_requirement_expected_actual() {
         let xml = render(&fixture::report());
-        let start = xml.find("<failure type=\"WARNING\" message=\"did not exit within 1000 ms").unwrap();
+        let start = xml
+            .find("<failure type=\"WARNING\" message=\"did not exit within 1000 ms")
+            .unwrap();
         let failure = &xml[start..start + xml[start..].find("</failure>").unwrap()];
-        assert!(failure.contains("Requirement (SHOULD, spec 2026-07-28): &quot;Servers SHOULD exit promptly"));
-        assert!(failure.contains("https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio"));
-        assert!(failure.contains("Expected: Exits promptly when its stdin is closed (budget prompt_ms = 1000 ms)"));
-        assert!(failure.contains("Actual: stage sigterm, exited 2004 ms after the trigger, killed by SIGTERM"));
+        assert!(failure
+            .contains("Requirement (SHOULD, spec 2026-07-28): &quot;Servers SHOULD exit promptly"));
+        assert!(failure.contains(
+            "https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio"
+        ));
+        assert!(failure.contains(
+            "Expected: Exits promptly when its stdin is closed (budget prompt_ms = 1000 ms)"
+        ));
+        assert!(failure.contains(
+            "Actual: stage sigterm, exited 2004 ms after the trigger, killed by SIGTERM"
+        ));
         let orphan = &xml[xml.find("message=\"orphaned").unwrap()..];
-        assert!(orphan[..orphan.find("</failure>").unwrap()].contains("Leftover: pid 4242 `node timer.js`"));
+        let orphan = &orphan[..orphan.find("</failure>").unwrap()];
+        assert!(orphan.contains("Leftover: pid 4242 `node timer.js`"));
+        assert!(orphan.contains("Held by: pid 4242; runtime node; 7 threads (node (x7)); open fds: pipe 3, timerfd 1\nHint: Node stays alive"));
         // The case that could not run says why.
         assert!(xml.contains("message=\"Not testable: no answer to `initialize` within 10000 ms (handshake-timeout)\""));
     }
@@ -219,14 +290,21 @@ mod tests {
     fn info_and_skipped_and_error_cases() {
         let mut rep = fixture::report_for("2025-06-18", fixture::results("2025-06-18"));
         rep.results[0].checks[1].status = Status::Skipped;
-        rep.results.push(CaseResult::failed("ghost", "exit", ErrorKind::SpawnFailed, "no such file `ghost`".into()));
+        rep.results.push(CaseResult::failed(
+            "ghost",
+            "exit",
+            ErrorKind::SpawnFailed,
+            "no such file `ghost`".into(),
+        ));
         let xml = render(&rep);
         fixture::well_formed(&xml).unwrap();
         assert!(xml.contains("<system-out>INFO (not scored in 2025-06-18): did not exit within"));
         assert!(xml.contains("<skipped message="));
         assert!(xml.contains("<testcase name=\"exit (could not run)\" classname=\"ghost\">"));
         assert!(xml.contains("<error type=\"spawn-failed\" message=\"no such file `ghost`\">"));
-        assert!(xml.contains("<testsuite name=\"ghost\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">"));
+        assert!(xml.contains(
+            "<testsuite name=\"ghost\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">"
+        ));
     }
 
     #[test]
@@ -237,6 +315,31 @@ mod tests {
         assert!(!xml.contains('\u{1b}') && !xml.contains('\u{0}'));
         assert!(xml.contains("classname=\"t&lt;i&gt;m&amp;r &quot;x&quot; &apos;y&apos;\""));
         assert!(xml.contains("\\x1b[31m]]&gt;"));
+    }
+
+    #[test]
+    fn every_quote_of_the_revision_and_the_note() {
+        let mut rep = fixture::report();
+        rep.results[0].checks[2] = fixture::check(
+            "stdio-stdout-only-mcp",
+            crate::rules::Outcome::Fail,
+            "sent 1 JSON-RPC request(s)",
+            fixture::SPEC,
+        );
+        rep.results[0].note = Some("costs the user 2 s on every shutdown".into());
+        let xml = render(&rep);
+        let f = &xml[xml
+            .find("<failure type=\"FAILURE\" message=\"sent 1")
+            .unwrap()..];
+        let f = &f[..f.find("</failure>").unwrap()];
+        assert_eq!(
+            f.matches("Requirement (MUST, spec 2026-07-28): ").count(),
+            2,
+            "{f}"
+        );
+        assert!(f.contains("The server MUST NOT write JSON-RPC requests to stdout."));
+        assert!(f.contains("Expected: Writes only MCP messages to stdout\n"));
+        assert!(f.contains("Note: costs the user 2 s on every shutdown\n"));
     }
 
     #[test]

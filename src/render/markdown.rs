@@ -21,6 +21,10 @@ pub fn emoji(s: Status) -> &'static str {
 
 /// Escapes text so Markdown shows it literally on one line (also inside table cells).
 pub fn escape(s: &str) -> String {
+    escape_inline(s).trim().to_string()
+}
+
+fn escape_inline(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut space = false;
     for ch in s.chars() {
@@ -37,8 +41,39 @@ pub fn escape(s: &str) -> String {
         }
         out.push(ch);
     }
+    out
+}
+
+/// Like [`escape`], but the message's balanced `code spans` stay code (outside tables only).
+pub fn escape_message(s: &str) -> String {
+    let parts: Vec<&str> = s.split('`').collect();
+    if parts.len() % 2 == 0 {
+        return escape(s);
+    }
+    let mut out = String::new();
+    for (i, p) in parts.iter().enumerate() {
+        if i % 2 == 0 || p.trim().is_empty() {
+            out.push_str(&escape_inline(p));
+        } else {
+            let code: String = p
+                .chars()
+                .map(|c| {
+                    if c.is_whitespace() || c.is_control() {
+                        ' '
+                    } else {
+                        c
+                    }
+                })
+                .collect();
+            let _ = write!(out, "`{code}`");
+        }
+    }
     out.trim().to_string()
 }
+
+/// Findings stop before the output reaches this many bytes (a GitHub comment holds 65,536
+/// characters; a job summary 1 MiB).
+pub const MAX_BYTES: usize = 60_000;
 
 /// A case's matrix cell: its verdict mark, then the stage and latency, or the error kind.
 pub fn cell(r: &CaseResult) -> String {
@@ -60,7 +95,11 @@ pub fn cell(r: &CaseResult) -> String {
 pub fn render(report: &Report) -> String {
     let s = &report.summary;
     let mut out = String::new();
-    let _ = writeln!(out, "## MCP shutdown conformance · spec {}\n", escape(&report.spec));
+    let _ = writeln!(
+        out,
+        "## MCP shutdown conformance · spec {}\n",
+        escape(&report.spec)
+    );
     let _ = writeln!(
         out,
         "**{} cases** · ✅ {} success · ❌ {} failure (MUST) · ⚠️ {} warning (SHOULD) · ℹ️ {} info · ⏭️ {} skipped · 💥 {} could not run\n",
@@ -81,7 +120,9 @@ pub fn render(report: &Report) -> String {
         for sv in &servers {
             let _ = write!(out, "| {} |", escape(sv));
             for sc in &scenarios {
-                let c = cells.get(&(*sv, *sc)).map_or_else(|| "–".to_string(), |r| cell(r));
+                let c = cells
+                    .get(&(*sv, *sc))
+                    .map_or_else(|| "–".to_string(), |r| cell(r));
                 let _ = write!(out, " {c} |");
             }
             out.push('\n');
@@ -104,10 +145,27 @@ pub fn render(report: &Report) -> String {
     out.push_str("### Findings\n\n");
     if found.is_empty() {
         out.push_str("None: every check holds.\n");
+        return out;
     }
-    for (_, line) in found {
+    let folded = found.len() > 20;
+    if folded {
+        let _ = writeln!(
+            out,
+            "<details><summary>{} findings</summary>\n",
+            found.len()
+        );
+    }
+    let tail = if folded { "\n</details>\n" } else { "" };
+    let total = found.len();
+    for (i, (_, line)) in found.into_iter().enumerate() {
+        let more = format!("- … and {} more: see the JSON or HTML report\n", total - i);
+        if out.len() + line.len() + 3 + more.len() + tail.len() > MAX_BYTES {
+            out.push_str(&more);
+            break;
+        }
         let _ = writeln!(out, "- {line}");
     }
+    out.push_str(tail);
     out
 }
 
@@ -120,7 +178,12 @@ fn findings(report: &Report) -> Vec<(u8, String)> {
         if let Some(e) = &r.error {
             found.push((
                 rank(verdict(r)),
-                format!("{} {who} could not run ({}): {}", emoji(verdict(r)), e.kind, escape(&e.message)),
+                format!(
+                    "{} {who} could not run ({}): {}",
+                    emoji(verdict(r)),
+                    e.kind,
+                    escape_message(&e.message)
+                ),
             ));
         }
         for c in &r.checks {
@@ -133,25 +196,40 @@ fn findings(report: &Report) -> Vec<(u8, String)> {
                     emoji(c.status),
                     escape(&c.id),
                     c.level,
-                    escape(&c.message)
+                    escape_message(&c.message)
                 )
             };
             match c.status {
                 Status::Failure | Status::Warning => found.push((rank(c.status), line(""))),
-                Status::Info if c.outcome == Outcome::Fail => {
-                    found.push((rank(c.status), line(&format!(", not scored in {}", escape(&report.spec)))))
-                }
+                Status::Info if c.outcome == Outcome::Fail => found.push((
+                    rank(c.status),
+                    line(&format!(", not scored in {}", escape(&report.spec))),
+                )),
                 _ => {}
             }
         }
-        for l in &r.leftovers {
+        if let Some(note) = &r.note {
+            found.push((
+                rank(verdict(r)),
+                format!("📝 {who}: {}", escape_message(note)),
+            ));
+        }
+        // The leak rule's message already names them.
+        let named = r
+            .checks
+            .iter()
+            .any(|c| c.id == "process-no-leaked-descendants" && c.outcome == Outcome::Fail);
+        for l in r.leftovers.iter().filter(|_| !named) {
             found.push((
                 rank(verdict(r)),
                 format!(
                     "🧟 {who} left pid {} {} running (started by {}); the harness killed it",
                     l.pid,
-                    escape(&l.cmdline),
-                    escape(l.started_by_cmdline.as_deref().unwrap_or("?"))
+                    escape_message(&format!("`{}`", l.cmdline)),
+                    escape_message(&format!(
+                        "`{}`",
+                        l.started_by_cmdline.as_deref().unwrap_or("?")
+                    ))
                 ),
             ));
         }
@@ -177,8 +255,9 @@ mod tests {
     fn header_counts_and_matrix() {
         let md = render(&fixture::report());
         assert!(md.starts_with("## MCP shutdown conformance · spec 2026-07-28\n"));
-        assert!(md.contains("**5 cases** · ✅ 4 success · ❌ 0 failure (MUST) · ⚠️ 4 warning (SHOULD)"));
-        assert!(md.contains("💥 1 could not run"));
+        assert!(md.contains(
+            "**5 cases** · ✅ 9 success · ❌ 1 failure (MUST) · ⚠️ 4 warning (SHOULD) · ℹ️ 0 info · ⏭️ 1 skipped · 💥 1 could not run\n"
+        ));
         let table: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
         assert_eq!(
             table,
@@ -187,7 +266,7 @@ mod tests {
                 "| --- | --- | --- |",
                 "| timer | ⚠️ sigterm 2004 ms | ⚠️ survived · 1 left behind |",
                 "| fixed | ✅ eof 12 ms | ✅ eof 15 ms |",
-                "| mute | ⚠️ handshake-timeout | – |",
+                "| mute | ❌ handshake-timeout | – |",
             ]
         );
     }
@@ -197,16 +276,24 @@ mod tests {
         let md = render(&fixture::report());
         let items: Vec<&str> = md.lines().filter(|l| l.starts_with("- ")).collect();
         assert_eq!(items.len(), 4, "{items:#?}");
-        assert!(items[0].starts_with("- ⚠️ **timer** · close · stdio-exit-on-eof (SHOULD): did not exit within 1000 ms"));
-        assert!(items.iter().any(|l| l.contains("**mute** · close could not run (handshake-timeout): no answer to \\`initialize\\`")));
-        assert!(items.iter().any(|l| l.contains("stdio-exit-on-client-death (SHOULD): orphaned")));
-        assert!(items.iter().any(|l| l.starts_with("- 🧟 **timer** · crash left pid 4242 node timer.js running")));
+        // MUSTs first: the server that never answered fails the stdout MUST as not testable.
+        assert!(items[0].starts_with("- ❌ **mute** · close could not run (handshake-timeout): no answer to `initialize` within"));
+        assert!(items[1].starts_with(
+            "- ⚠️ **timer** · close · stdio-exit-on-eof (SHOULD): did not exit within 1000 ms"
+        ));
+        assert!(items
+            .iter()
+            .any(|l| l.contains("stdio-exit-on-client-death (SHOULD): orphaned")));
+        assert!(items.iter().any(|l| l.starts_with("- 🧟 **timer** · crash left pid 4242 `node timer.js` running (started by `node client.js`)")));
         assert!(!md.contains("**fixed**"));
     }
 
     #[test]
     fn unscored_findings_come_last() {
-        let md = render(&fixture::report_for("2025-06-18", fixture::results("2025-06-18")));
+        let md = render(&fixture::report_for(
+            "2025-06-18",
+            fixture::results("2025-06-18"),
+        ));
         assert!(md.contains("- ℹ️ **timer** · close · stdio-exit-on-eof (INFO, not scored in 2025-06-18): did not exit"));
         assert!(md.contains("| timer | ✅ sigterm 2004 ms |"));
     }
@@ -219,6 +306,39 @@ mod tests {
         for l in md.lines().filter(|l| l.starts_with("| t")) {
             assert_eq!(l.matches(" |").count() - l.matches("\\|").count(), 3, "{l}");
         }
+    }
+
+    #[test]
+    fn notes_are_findings() {
+        let mut rep = fixture::report();
+        rep.results[0].note = Some("would wait forever".into());
+        assert!(render(&rep).contains("- 📝 **timer** · close: would wait forever\n"));
+    }
+
+    #[test]
+    fn code_spans_survive_and_markup_does_not() {
+        assert_eq!(
+            escape_message("ran `a|b <c>` then *x*"),
+            "ran `a|b <c>` then \\*x\\*"
+        );
+        assert_eq!(escape_message("odd ` tick <b>"), "odd \\` tick \\<b\\>");
+        assert_eq!(escape("a\n|b"), "a \\|b");
+    }
+
+    #[test]
+    fn long_reports_fold_and_stay_under_the_comment_limit() {
+        let mut rep = fixture::report();
+        let timer = rep.results[0].clone();
+        for i in 0..400 {
+            let mut r = timer.clone();
+            r.server = format!("timer-{i}");
+            rep.results.push(r);
+        }
+        let md = render(&rep);
+        assert!(md.len() <= MAX_BYTES, "{}", md.len());
+        assert!(md.contains("findings</summary>"));
+        assert!(md.contains("more: see the JSON or HTML report\n"));
+        assert!(md.trim_end().ends_with("</details>"));
     }
 
     #[test]

@@ -31,7 +31,9 @@ pub fn merge(parts: Vec<Report>) -> Result<Report, String> {
         }
         merged.results.extend(p.results);
     }
-    merged.results.sort_by(|a, b| (&a.server, &a.scenario).cmp(&(&b.server, &b.scenario)));
+    merged
+        .results
+        .sort_by(|a, b| (&a.server, &a.scenario).cmp(&(&b.server, &b.scenario)));
     if let Some(w) = merged
         .results
         .windows(2)
@@ -54,23 +56,39 @@ mod tests {
     fn shards() -> (Report, Report) {
         let all = fixture::results(fixture::SPEC);
         let (a, b): (Vec<_>, Vec<_>) = all.into_iter().partition(|r| r.server == "timer");
-        (fixture::report_for(fixture::SPEC, b), fixture::report_for(fixture::SPEC, a))
+        (
+            fixture::report_for(fixture::SPEC, b),
+            fixture::report_for(fixture::SPEC, a),
+        )
     }
 
     #[test]
     fn joins_sorts_and_resummarizes() {
         let (a, b) = shards();
         let m = merge(vec![a, b]).unwrap();
-        let order: Vec<(&str, &str)> = m.results.iter().map(|r| (r.server.as_str(), r.scenario.as_str())).collect();
+        let order: Vec<(&str, &str)> = m
+            .results
+            .iter()
+            .map(|r| (r.server.as_str(), r.scenario.as_str()))
+            .collect();
         assert_eq!(
             order,
-            [("fixed", "close"), ("fixed", "crash"), ("mute", "close"), ("timer", "close"), ("timer", "crash")]
+            [
+                ("fixed", "close"),
+                ("fixed", "crash"),
+                ("mute", "close"),
+                ("timer", "close"),
+                ("timer", "crash")
+            ]
         );
         assert_eq!(m.summary, fixture::report().summary);
         assert_eq!(m.summary.cases, 5);
         // The round trip through JSON (as shards arrive) changes nothing.
         let (a, b) = shards();
-        let again: Vec<Report> = [a, b].iter().map(|r| serde_json::from_str(&r.to_json()).unwrap()).collect();
+        let again: Vec<Report> = [a, b]
+            .iter()
+            .map(|r| serde_json::from_str(&r.to_json()).unwrap())
+            .collect();
         assert_eq!(merge(again).unwrap(), m);
     }
 
@@ -82,11 +100,17 @@ mod tests {
         assert!(e.contains("spec 2025-06-18"), "{e}");
         let mut newer = b.clone();
         newer.schema_version = 2;
-        assert!(merge(vec![a.clone(), newer]).unwrap_err().contains("schema_version"));
+        assert!(merge(vec![a.clone(), newer])
+            .unwrap_err()
+            .contains("schema_version"));
         let mut slower = b.clone();
         slower.budgets.grace_ms = 5000;
-        assert!(merge(vec![a.clone(), slower]).unwrap_err().contains("budgets"));
-        assert!(merge(vec![a.clone(), a.clone()]).unwrap_err().contains("more than one report"));
+        assert!(merge(vec![a.clone(), slower])
+            .unwrap_err()
+            .contains("budgets"));
+        assert!(merge(vec![a.clone(), a.clone()])
+            .unwrap_err()
+            .contains("more than one report"));
         assert!(merge(Vec::new()).is_err());
     }
 

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use crate::budgets::Budgets;
 use crate::observation::CaseResult;
 use crate::report::Report;
-use crate::rules::{Catalogue, Reference, Rule, Status};
+use crate::rules::{Catalogue, Rule, Status};
 use crate::scenario::SCENARIOS;
 
 pub mod badge;
@@ -86,7 +86,10 @@ pub fn escape_xml(s: &str) -> String {
 /// Escapes an attribute value: [`escape_xml`], and line breaks and tabs as character
 /// references so that parsers do not fold them into spaces.
 pub fn escape_attr(s: &str) -> String {
-    escape_xml(s).replace('\n', "&#10;").replace('\r', "&#13;").replace('\t', "&#9;")
+    escape_xml(s)
+        .replace('\n', "&#10;")
+        .replace('\r', "&#13;")
+        .replace('\t', "&#9;")
 }
 
 /// Servers in report order, and scenarios in the suite's order (`close`, `exit`, `crash`; a
@@ -105,7 +108,10 @@ pub(crate) fn axes(report: &Report) -> (Vec<&str>, Vec<&str>) {
     let rank = |s: &str| {
         let base = s.split(':').next().unwrap_or(s);
         (
-            SCENARIOS.iter().position(|x| *x == base).unwrap_or(SCENARIOS.len()),
+            SCENARIOS
+                .iter()
+                .position(|x| *x == base)
+                .unwrap_or(SCENARIOS.len()),
             s != base,
         )
     };
@@ -118,7 +124,8 @@ pub(crate) fn axes(report: &Report) -> (Vec<&str>, Vec<&str>) {
 pub(crate) fn cells(report: &Report) -> BTreeMap<(&str, &str), &CaseResult> {
     let mut m = BTreeMap::new();
     for r in &report.results {
-        m.entry((r.server.as_str(), r.scenario.as_str())).or_insert(r);
+        m.entry((r.server.as_str(), r.scenario.as_str()))
+            .or_insert(r);
     }
     m
 }
@@ -155,15 +162,44 @@ pub(crate) fn budget_value(b: &Budgets, name: &str) -> Option<u64> {
     }
 }
 
-/// A rule of the bundled catalogue, and its reference for a revision (quote, URL resolved).
-pub(crate) fn rule_reference<'c>(catalogue: &'c Catalogue, id: &str, revision: &str) -> Option<(&'c Rule, Option<(&'c Reference, String)>)> {
+/// A rule of the catalogue, and its references for a revision: (quote, URL resolved).
+pub(crate) fn rule_references<'c>(
+    catalogue: &'c Catalogue,
+    id: &str,
+    revision: &str,
+) -> Option<(&'c Rule, Vec<(&'c str, String)>)> {
     let rule = catalogue.rules.iter().find(|r| r.id == id)?;
-    let reference = rule
+    let references = rule
         .references
         .iter()
-        .find(|x| x.revisions.iter().any(|v| v == revision))
-        .map(|x| (x, x.url.replace("{revision}", revision)));
-    Some((rule, reference))
+        .filter(|x| x.revisions.iter().any(|v| v == revision))
+        .map(|x| (x.quote.as_str(), x.url.replace("{revision}", revision)))
+        .collect();
+    Some((rule, references))
+}
+
+/// What held a server that should have exited, in one line (from its `/proc` diagnostics).
+pub(crate) fn held_by(r: &CaseResult) -> Option<String> {
+    let d = r.diagnostics.as_ref()?;
+    let mut parts = vec![format!("pid {}", d.pid)];
+    if let Some(rt) = &d.runtime {
+        parts.push(format!("runtime {rt}"));
+    }
+    if d.threads > 0 {
+        parts.push(format!(
+            "{} threads ({})",
+            d.threads,
+            d.thread_names.join(", ")
+        ));
+    }
+    if !d.fds.is_empty() {
+        let fds: Vec<String> = d.fds.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        parts.push(format!("open fds: {}", fds.join(", ")));
+    }
+    if !d.children.is_empty() {
+        parts.push(format!("children: {}", d.children.join("; ")));
+    }
+    Some(parts.join("; "))
 }
 
 /// How the case ended, in a few words: stage, latency and exit status, or why it did not run.
@@ -188,20 +224,60 @@ pub(crate) fn actual(r: &CaseResult) -> String {
 
 #[cfg(test)]
 pub(crate) mod fixture {
-    //! A small report built by hand: a timer-like server (close → SIGTERM after 2004 ms,
-    //! crash → survived with a leftover), a fixed one (EOF), and one that never answered.
+    //! A small report built by hand (checks included, so it does not move when the judge
+    //! does): a timer-like server (close → SIGTERM after 2004 ms, crash → survived with a
+    //! leftover), a fixed one (EOF), and one that never answered the handshake.
 
     use crate::budgets::Budgets;
     use crate::mcp::StdoutRecord;
     use crate::observation::{CaseResult, ErrorKind, Leftover, StepRecord};
     use crate::process::{ExitStatus, SignalName};
     use crate::report::{summarize, Host, Report, Tool, SCHEMA_VERSION};
-    use crate::rules::Catalogue;
+    use crate::rules::{status, Catalogue, Check, Level, Outcome, SpecReference};
     use crate::scenario::{Scenario, Stage};
 
     pub const SPEC: &str = "2026-07-28";
 
-    fn case(server: &str, scenario: &str, stage: Option<Stage>, exit_ms: Option<f64>, exit_status: Option<ExitStatus>) -> CaseResult {
+    fn level(id: &str, spec: &str) -> Level {
+        match id {
+            "stdio-exit-on-eof" | "stdio-exit-on-client-death" if spec < "2026-07-28" => {
+                Level::Info
+            }
+            "stdio-stdout-only-mcp" => Level::Must,
+            _ => Level::Should,
+        }
+    }
+
+    pub fn check(id: &str, outcome: Outcome, message: &str, spec: &str) -> Check {
+        let level = level(id, spec);
+        let spec_references = Catalogue::bundled()
+            .rules
+            .iter()
+            .filter(|r| r.id == id)
+            .flat_map(|r| &r.references)
+            .filter(|x| x.revisions.iter().any(|v| v == spec))
+            .map(|x| SpecReference {
+                revision: spec.into(),
+                url: x.url.replace("{revision}", spec),
+            })
+            .collect();
+        Check {
+            id: id.into(),
+            status: status(outcome, level),
+            level,
+            outcome,
+            message: message.into(),
+            spec_references,
+        }
+    }
+
+    fn case(
+        server: &str,
+        scenario: &str,
+        stage: Option<Stage>,
+        exit_ms: Option<f64>,
+        exit_status: Option<ExitStatus>,
+    ) -> CaseResult {
         let mut r = CaseResult::failed(server, scenario, ErrorKind::Harness, String::new());
         r.error = None;
         r.stage = stage;
@@ -217,32 +293,54 @@ pub(crate) mod fixture {
     }
 
     fn steps(scenario: &str, upto: usize) -> Vec<StepRecord> {
-        let b = Budgets::default();
-        let s = Scenario::from_id(scenario, &b).unwrap();
+        let s = Scenario::from_id(scenario, &Budgets::default()).unwrap();
         let mut at = 0.0;
         s.steps
             .iter()
             .take(upto)
             .map(|st| {
-                let rec = StepRecord { action: st.action, at_ms: at };
+                let rec = StepRecord {
+                    action: st.action,
+                    at_ms: at,
+                };
                 at += st.wait_ms as f64;
                 rec
             })
             .collect()
     }
 
-    fn judged(mut r: CaseResult, spec: &str) -> CaseResult {
-        let b = Budgets::default();
-        let s = Scenario::from_id(&r.scenario, &b).unwrap();
-        r.checks = Catalogue::bundled().judge(&r, &s, &b, spec);
-        r
-    }
-
     pub fn results(spec: &str) -> Vec<CaseResult> {
-        let mut timer_close = case("timer", "close", Some(Stage::Sigterm), Some(2004.0), Some(ExitStatus::Signal(SignalName::Term)));
+        use Outcome::*;
+        let ok_stdout = || {
+            check(
+                "stdio-stdout-only-mcp",
+                Pass,
+                "2 message(s), all valid JSON-RPC",
+                spec,
+            )
+        };
+
+        let mut timer_close = case(
+            "timer",
+            "close",
+            Some(Stage::Sigterm),
+            Some(2004.0),
+            Some(ExitStatus::Signal(SignalName::Term)),
+        );
         timer_close.steps = steps("close", 2);
         timer_close.steps[1].at_ms = 2000.4;
         timer_close.stderr_tail = "server running on stdio\n".into();
+        timer_close.checks = vec![
+            check(
+                "stdio-exit-on-eof",
+                Fail,
+                "did not exit within 1000 ms of stdin closing: SIGTERM ended it, 2004 ms after the session was ended",
+                spec,
+            ),
+            check("stdio-no-forced-kill", Pass, "ended before SIGKILL (sigterm)", spec),
+            ok_stdout(),
+        ];
+
         let mut timer_crash = case("timer", "crash", Some(Stage::Survived), None, None);
         timer_crash.steps = steps("crash", 1);
         timer_crash.leftovers = vec![Leftover {
@@ -251,15 +349,89 @@ pub(crate) mod fixture {
             started_by: Some(4200),
             started_by_cmdline: Some("node client.js".into()),
         }];
-        let mut fixed_close = case("fixed", "close", Some(Stage::Eof), Some(12.0), Some(ExitStatus::Code(0)));
+        timer_crash.diagnostics = Some(crate::process::Diagnostics {
+            pid: 4242,
+            runtime: Some("node".into()),
+            threads: 7,
+            thread_names: vec!["node (x7)".into()],
+            fds: [("pipe".to_string(), 3), ("timerfd".to_string(), 1)]
+                .into_iter()
+                .collect(),
+            children: Vec::new(),
+            hint: crate::process::hint_for(Some("node")).into(),
+        });
+        timer_crash.checks = vec![
+            check(
+                "stdio-exit-on-client-death",
+                Fail,
+                "orphaned: still running 2000 ms after its client died (reparented away from its client; the harness killed it)",
+                spec,
+            ),
+            check("process-no-leaked-descendants", NotApplicable, "the server itself never exited; see the exit rules", spec),
+            ok_stdout(),
+        ];
+
+        let mut fixed_close = case(
+            "fixed",
+            "close",
+            Some(Stage::Eof),
+            Some(12.0),
+            Some(ExitStatus::Code(0)),
+        );
         fixed_close.steps = steps("close", 1);
-        let mut fixed_crash = case("fixed", "crash", Some(Stage::Eof), Some(15.0), Some(ExitStatus::Code(0)));
+        fixed_close.checks = vec![
+            check(
+                "stdio-exit-on-eof",
+                Pass,
+                "exited 12 ms after stdin closed",
+                spec,
+            ),
+            check(
+                "stdio-no-forced-kill",
+                Pass,
+                "ended before SIGKILL (eof)",
+                spec,
+            ),
+            ok_stdout(),
+        ];
+
+        let mut fixed_crash = case(
+            "fixed",
+            "crash",
+            Some(Stage::Eof),
+            Some(15.0),
+            Some(ExitStatus::Code(0)),
+        );
         fixed_crash.steps = steps("crash", 1);
-        let mute = CaseResult::failed("mute", "close", ErrorKind::HandshakeTimeout, "no answer to `initialize` within 10000 ms".into());
-        [timer_close, timer_crash, fixed_close, fixed_crash, mute]
-            .into_iter()
-            .map(|r| judged(r, spec))
-            .collect()
+        fixed_crash.checks = vec![
+            check(
+                "stdio-exit-on-client-death",
+                Pass,
+                "exited 15 ms after its client died",
+                spec,
+            ),
+            check(
+                "process-no-leaked-descendants",
+                Pass,
+                "nothing it started outlived it",
+                spec,
+            ),
+            ok_stdout(),
+        ];
+
+        let why = "no answer to `initialize` within 10000 ms";
+        let mut mute = CaseResult::failed("mute", "close", ErrorKind::HandshakeTimeout, why.into());
+        let nt = format!("Not testable: {why} (handshake-timeout)");
+        mute.checks = [
+            "stdio-exit-on-eof",
+            "stdio-no-forced-kill",
+            "stdio-stdout-only-mcp",
+        ]
+        .iter()
+        .map(|id| check(id, NotTestable, &nt, spec))
+        .collect();
+
+        vec![timer_close, timer_crash, fixed_close, fixed_crash, mute]
     }
 
     pub fn report_for(spec: &str, results: Vec<CaseResult>) -> Report {
@@ -290,12 +462,21 @@ pub(crate) mod fixture {
     pub fn well_formed(xml: &str) -> Result<String, String> {
         let mut stack: Vec<String> = Vec::new();
         let mut root = None;
-        let mut rest = xml.strip_prefix("<?xml").map_or(xml, |r| &r[r.find("?>").expect("declaration ends") + 2..]);
+        let mut rest = xml
+            .strip_prefix("<?xml")
+            .map_or(xml, |r| &r[r.find("?>").expect("declaration ends") + 2..]);
         let entity_ok = |text: &str| -> Result<(), String> {
             for (i, _) in text.match_indices('&') {
                 let t = &text[i..];
-                let ok = ["&amp;", "&lt;", "&gt;", "&quot;", "&apos;", "&#"].iter().any(|e| t.starts_with(e));
-                if !ok || !t[..t.find(';').ok_or("entity without ;")?].chars().skip(1).all(|c| c.is_ascii_alphanumeric() || c == '#') {
+                let ok = ["&amp;", "&lt;", "&gt;", "&quot;", "&apos;", "&#"]
+                    .iter()
+                    .any(|e| t.starts_with(e));
+                if !ok
+                    || !t[..t.find(';').ok_or("entity without ;")?]
+                        .chars()
+                        .skip(1)
+                        .all(|c| c.is_ascii_alphanumeric() || c == '#')
+                {
                     return Err(format!("stray & in {text:?}"));
                 }
             }
@@ -332,7 +513,10 @@ pub(crate) mod fixture {
                     return Err(format!("<{open}> closed by </{name}>"));
                 }
             } else {
-                let name: String = tag.chars().take_while(|c| !c.is_whitespace() && *c != '/').collect();
+                let name: String = tag
+                    .chars()
+                    .take_while(|c| !c.is_whitespace() && *c != '/')
+                    .collect();
                 if name.is_empty() || name.starts_with('!') || name.starts_with('?') {
                     return Err(format!("unexpected markup <{tag}>"));
                 }
@@ -376,7 +560,10 @@ mod tests {
 
     #[test]
     fn escapes_markup_and_controls() {
-        assert_eq!(escape_xml("a<b>&\"c\"'d'"), "a&lt;b&gt;&amp;&quot;c&quot;&apos;d&apos;");
+        assert_eq!(
+            escape_xml("a<b>&\"c\"'d'"),
+            "a&lt;b&gt;&amp;&quot;c&quot;&apos;d&apos;"
+        );
         assert_eq!(escape_xml("x\u{1b}[0m\ty\n"), "x\\x1b[0m\ty\n");
     }
 
@@ -392,7 +579,13 @@ mod tests {
     #[test]
     fn every_format_renders() {
         let rep = fixture::report();
-        for f in [Format::Text, Format::Json, Format::Junit, Format::Markdown, Format::Html] {
+        for f in [
+            Format::Text,
+            Format::Json,
+            Format::Junit,
+            Format::Markdown,
+            Format::Html,
+        ] {
             let out = render(&rep, f);
             assert!(out.contains("timer"), "{f:?}");
             assert_eq!(out, render(&rep, f), "{f:?} is deterministic");
@@ -404,8 +597,42 @@ mod tests {
     fn verdicts_and_actuals() {
         let rep = fixture::report();
         let v: Vec<Status> = rep.results.iter().map(verdict).collect();
-        assert_eq!(v, [Status::Warning, Status::Warning, Status::Success, Status::Success, Status::Warning]);
-        assert_eq!(actual(&rep.results[0]), "stage sigterm, exited 2004 ms after the trigger, killed by SIGTERM");
+        assert_eq!(
+            v,
+            [
+                Status::Warning,
+                Status::Warning,
+                Status::Success,
+                Status::Success,
+                Status::Failure
+            ]
+        );
+        assert_eq!(
+            actual(&rep.results[0]),
+            "stage sigterm, exited 2004 ms after the trigger, killed by SIGTERM"
+        );
         assert!(actual(&rep.results[4]).starts_with("could not run: no answer"));
+    }
+
+    /// The same cases judged by the current catalogue (whatever rules it has by now) render
+    /// to well-formed output with one timeline per result.
+    #[test]
+    fn judged_reports_render() {
+        let budgets = crate::budgets::Budgets::default();
+        let catalogue = Catalogue::bundled();
+        let mut rep = fixture::report();
+        for r in &mut rep.results {
+            let s = crate::scenario::Scenario::from_id(&r.scenario, &budgets).unwrap();
+            r.checks = catalogue.judge(r, &s, &budgets, &rep.spec);
+        }
+        rep.summary = crate::report::summarize(&rep.results);
+        fixture::well_formed(&render(&rep, Format::Junit)).unwrap();
+        let html = render(&rep, Format::Html);
+        assert_eq!(html.matches("<svg").count(), rep.results.len());
+        let md = render(&rep, Format::Markdown);
+        assert!(md.contains("| timer |"));
+        for b in badge::badges(&rep) {
+            fixture::well_formed(&b.svg()).unwrap();
+        }
     }
 }
