@@ -85,6 +85,10 @@ pub struct CaseResult {
     /// In `inflight`: whether the request left in flight was answered before stdout closed.
     #[serde(default)]
     pub inflight_answered: Option<bool>,
+    /// Wall time of the whole case (launch, handshake, ending, clean-up), for scheduling
+    /// and benchmarks; never judged.
+    #[serde(default)]
+    pub wall_ms: f64,
     /// What this ending costs the user, when the numbers alone do not say it.
     #[serde(default)]
     pub note: Option<String>,
@@ -109,6 +113,7 @@ impl CaseResult {
             diagnostics: None,
             inflight_answered: None,
             note: None,
+            wall_ms: 0.0,
             checks: Vec::new(),
         }
     }

@@ -192,6 +192,13 @@ impl Harness {
     }
 
     fn supervise(&self, spec: &CaseSpec) -> CaseResult {
+        let started = crate::process::mono_ns();
+        let mut r = self.supervise_inner(spec);
+        r.wall_ms = crate::process::ms_between(started, crate::process::mono_ns());
+        r
+    }
+
+    fn supervise_inner(&self, spec: &CaseSpec) -> CaseResult {
         let fail = |msg: String| CaseResult::failed(&spec.server, &spec.scenario.id, ErrorKind::Harness, msg);
         let mut cmd = Command::new(&self.helper);
         cmd.arg("__case").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());

@@ -223,10 +223,12 @@ impl Scenario {
             "close" => Self::new(id, Driver::Direct, spec()),
             "exit" => Self::new(id, Driver::Client, vec![Step { action: Action::ClientExit, wait_ms: b.observe_ms }]),
             "crash" => Self::new(id, Driver::Client, vec![Step { action: Action::ClientKill, wait_ms: b.observe_ms }]),
-            // Started with stdin at EOF: it has until the handshake budget to notice.
+            // Started with stdin at EOF: start-up is included, so it has the handshake budget
+            // (at most 5 s, or slow starters that ignore EOF would cost 30 s) plus the prompt
+            // budget to notice.
             "stdin-null" => {
                 let mut steps = spec();
-                steps[0] = Step { action: Action::CloseStdin, wait_ms: b.handshake_ms + b.prompt_ms };
+                steps[0] = Step { action: Action::CloseStdin, wait_ms: b.handshake_ms.min(5000) + b.prompt_ms };
                 Self { stdin_null: true, ..Self::new(id, Driver::Direct, steps) }
             }
             // A process manager stops it; stdin stays open.

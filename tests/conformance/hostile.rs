@@ -10,7 +10,7 @@ use crate::support::{classes, run, snapshot_name};
 #[rstest]
 fn hostile_server(
     #[files("conformance/hostile/*.toml")] manifest: PathBuf,
-    #[values("close", "exit", "crash")] scenario: &str,
+    #[values("close", "exit", "crash", "stdin-null", "sigterm", "sigint", "inflight")] scenario: &str,
 ) {
     let r = run(&manifest, scenario);
     if let Some(e) = &r.error {

@@ -4,4 +4,5 @@
 mod bundled;
 mod cli;
 mod hostile;
+mod interrupt;
 mod support;

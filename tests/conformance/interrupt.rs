@@ -1,0 +1,81 @@
+//! The harness never leaks, even when it is interrupted or killed mid-run: every process a
+//! run started (supervisors, stand-in clients, servers, their children, a setsid daemon,
+//! orphans) is gone shortly after. Processes of one run are found by a marker in the
+//! environment they all inherit, so tests running at the same time do not interfere.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rstest::rstest;
+
+const MARK: &str = "MCP_SHUTDOWN_TEST_MARK";
+
+/// Live (non-zombie) processes whose environment carries `MARK=mark`.
+fn marked(mark: &str) -> Vec<(i32, String)> {
+    let needle = format!("{MARK}={mark}");
+    mcp_shutdown_conformance::process::all_processes()
+        .into_iter()
+        .filter(|p| !p.is_zombie())
+        .filter(|p| {
+            std::fs::read(format!("/proc/{}/environ", p.pid))
+                .map(|e| e.split(|&b| b == 0).any(|v| v == needle.as_bytes()))
+                .unwrap_or(false)
+        })
+        .map(|p| (p.pid, p.cmdline))
+        .collect()
+}
+
+fn wait_for(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !ok() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[rstest]
+#[case::sigint(libc_signal::INT)]
+#[case::sigterm(libc_signal::TERM)]
+#[case::sigkill(libc_signal::KILL)]
+fn killing_the_harness_mid_run_leaves_nothing(#[case] signal: i32) {
+    let mark = format!("{signal}-{}", std::process::id());
+    let mut harness = Command::new(env!("CARGO_BIN_EXE_mcp-shutdown"))
+        .args(["run", "--format", "json"])
+        .args(["--manifest", "conformance/hostile/hostile-daemon.toml"])
+        .args(["--manifest", "conformance/hostile/hostile-immortal.toml"])
+        .args(["--manifest", "conformance/hostile/hostile-leaks-child.toml"])
+        .args(["--manifest", "conformance/hostile/hostile-sh-launcher.toml"])
+        .args(["--scenario", "close", "--scenario", "exit", "--scenario", "crash"])
+        .env(MARK, &mark)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Mid-run: servers are up, some already orphaned or double-forked.
+    wait_for("servers to start", Duration::from_secs(60), || {
+        marked(&mark).iter().filter(|(_, c)| c.contains(".py")).count() >= 4
+    });
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(!marked(&mark).is_empty());
+    unsafe_free_kill(harness.id() as i32, signal);
+    let status = harness.wait().unwrap();
+    if signal != libc_signal::KILL {
+        assert_eq!(status.code(), Some(130), "an interrupted run exits 130");
+    }
+    wait_for("every marked process to go away", Duration::from_secs(10), || marked(&mark).is_empty());
+}
+
+fn unsafe_free_kill(pid: i32, signal: i32) {
+    let sig = match signal {
+        libc_signal::INT => mcp_shutdown_conformance::process::SignalName::Int,
+        libc_signal::TERM => mcp_shutdown_conformance::process::SignalName::Term,
+        _ => mcp_shutdown_conformance::process::SignalName::Kill,
+    };
+    mcp_shutdown_conformance::process::signal_pid(pid, sig);
+}
+
+mod libc_signal {
+    pub const INT: i32 = 2;
+    pub const KILL: i32 = 9;
+    pub const TERM: i32 = 15;
+}
