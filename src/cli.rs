@@ -108,6 +108,16 @@ struct RunOpts {
     /// Only cases whose index modulo M is K (`K/M`, 1-based K): a shard of a large matrix.
     #[arg(long, value_name = "K/M")]
     partition: Option<String>,
+    /// Expected failures (strict both ways). Default for the bundled suite:
+    /// conformance/expected-failures.toml.
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    /// Ignore any baseline.
+    #[arg(long, conflicts_with = "baseline")]
+    no_baseline: bool,
+    /// Write the baseline that makes this run pass, then exit as usual.
+    #[arg(long, value_name = "FILE")]
+    write_baseline: Option<PathBuf>,
     /// Which missed level makes the exit code 1.
     #[arg(long, value_enum, default_value = "should")]
     fail_on: FailOn,
@@ -140,7 +150,8 @@ pub fn main() -> ExitCode {
         Cmd::Rules { spec } => rules(spec),
         Cmd::Report { action } => report_cmd(action),
         Cmd::Run { manifests, servers, opts } => {
-            let paths = if manifests.is_empty() { vec![bundled_suite()] } else { manifests };
+            let bundled = manifests.is_empty();
+            let paths = if bundled { vec![bundled_suite()] } else { manifests };
             let loaded = match manifest::load_all(&paths) {
                 Ok(m) => m,
                 Err(e) => return usage_error(&e.to_string()),
@@ -152,11 +163,12 @@ pub fn main() -> ExitCode {
                 }
             }
             let chosen: Vec<Manifest> = loaded.into_iter().filter(|m| servers.is_empty() || servers.contains(&m.name)).collect();
-            execute(chosen, &opts)
+            let default_baseline = bundled.then(|| bundled_suite().with_file_name("expected-failures.toml")).filter(|p| p.is_file());
+            execute(chosen, &opts, default_baseline)
         }
         Cmd::Check { opts, command } => {
             let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-            execute(vec![manifest::adhoc(&command[0], &command[1..], &cwd)], &opts)
+            execute(vec![manifest::adhoc(&command[0], &command[1..], &cwd)], &opts, None)
         }
     }
 }
@@ -231,7 +243,12 @@ fn rules(spec: Option<String>) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn execute(servers: Vec<Manifest>, opts: &RunOpts) -> ExitCode {
+fn execute(servers: Vec<Manifest>, opts: &RunOpts, default_baseline: Option<PathBuf>) -> ExitCode {
+    let baseline_path = if opts.no_baseline { None } else { opts.baseline.clone().or(default_baseline) };
+    let baseline = match baseline_path.as_deref().map(crate::baseline::Baseline::load).transpose() {
+        Ok(b) => b,
+        Err(e) => return usage_error(&e),
+    };
     let Some(harness) = Harness::locate() else {
         return usage_error("cannot find the mcp-shutdown binary (set MCP_SHUTDOWN_BIN)");
     };
@@ -298,6 +315,19 @@ fn execute(servers: Vec<Manifest>, opts: &RunOpts) -> ExitCode {
         if let Err(e) = std::fs::write(out, with_newline(render::render(&report, format))) {
             return usage_error(&format!("{}: {e}", out.display()));
         }
+    }
+    if let Some(path) = &opts.write_baseline {
+        let b = crate::baseline::Baseline::from_report(&report);
+        if let Err(e) = std::fs::write(path, b.to_toml()) {
+            return usage_error(&format!("{}: {e}", path.display()));
+        }
+    }
+    if let Some(b) = &baseline {
+        let cmp = b.compare(&report);
+        if opts.format == Format::Text || cmp.fails() {
+            eprint!("{}", cmp.render());
+        }
+        return if cmp.fails() { ExitCode::from(1) } else { ExitCode::SUCCESS };
     }
     let threshold = if opts.fail_on == FailOn::Should { Status::Warning } else { Status::Failure };
     if report.fails(threshold) {

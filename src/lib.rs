@@ -17,6 +17,7 @@
 #[cfg(not(target_os = "linux"))]
 compile_error!("mcp-shutdown-conformance needs Linux (pidfd, PR_SET_CHILD_SUBREAPER, /proc)");
 
+pub mod baseline;
 pub mod budgets;
 pub mod case;
 pub mod cli;

@@ -49,6 +49,14 @@ pub struct Summary {
     pub skipped: usize,
 }
 
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerInfo {
+    pub description: String,
+    pub sdk: Option<String>,
+    pub sdk_version: Option<String>,
+    pub shape: Option<String>,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     pub schema_version: u32,
@@ -58,6 +66,9 @@ pub struct Report {
     /// Defaults with the run's overrides applied (manifests may override per server).
     pub budgets: Budgets,
     pub host: Host,
+    /// What each server is (from its manifest), by name.
+    #[serde(default)]
+    pub servers: BTreeMap<String, ServerInfo>,
     pub results: Vec<CaseResult>,
     pub summary: Summary,
 }
@@ -74,6 +85,7 @@ impl Report {
             spec: spec.into(),
             budgets: Budgets::default().with(&overrides),
             host: Host::current(),
+            servers: BTreeMap::new(),
             results,
             summary,
         }

@@ -134,7 +134,20 @@ impl Harness {
     /// Runs every case and returns the judged report, results in input order.
     pub fn run(&self, cases: &[Case]) -> Report {
         let results = self.run_cases(cases);
-        Report::new(&self.revision, self.overrides, results)
+        let mut report = Report::new(&self.revision, self.overrides, results);
+        for c in cases {
+            let m = &c.manifest;
+            report.servers.insert(
+                m.name.clone(),
+                crate::report::ServerInfo {
+                    description: m.description.clone(),
+                    sdk: m.about.sdk.clone(),
+                    sdk_version: m.about.sdk_version.clone(),
+                    shape: m.about.shape.clone(),
+                },
+            );
+        }
+        report
     }
 
     /// Runs cases and judges them, results in input order.

@@ -29,6 +29,7 @@ pub fn merge(parts: Vec<Report>) -> Result<Report, String> {
                 p.budgets, merged.budgets
             ));
         }
+        merged.servers.extend(p.servers);
         merged.results.extend(p.results);
     }
     merged

@@ -448,6 +448,7 @@ pub(crate) mod fixture {
                 kernel: "6.8.0".into(),
                 cpus: 4,
             },
+            servers: Default::default(),
             summary: summarize(&results),
             results,
         }
