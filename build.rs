@@ -3,5 +3,6 @@
 fn main() {
     println!("cargo::rerun-if-changed=conformance/servers");
     println!("cargo::rerun-if-changed=conformance/hostile");
+    println!("cargo::rerun-if-changed=conformance/examples");
     println!("cargo::rerun-if-env-changed=MCP_SHUTDOWN_SERVERS");
 }

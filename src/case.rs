@@ -670,5 +670,6 @@ pub fn default_helper() -> Option<PathBuf> {
             return Some(cand);
         }
     }
-    None
+    // Installed (`cargo install`), for crates that use this one as a dev-dependency.
+    std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|d| d.join("mcp-shutdown")).find(|p| p.is_file()))
 }

@@ -283,10 +283,17 @@ fn judge_rule(id: &str, r: &CaseResult, scenario: &Scenario, b: &Budgets, revisi
                 )
             }
         }
-        "stdio-no-forced-kill" if !scenario.closes_stdin() => (
-            Outcome::NotApplicable,
-            "this client never closes stdin, so every server it stops gets a signal".into(),
-        ),
+        "stdio-no-forced-kill" if !scenario.closes_stdin() => match r.stage {
+            // Even its signals did not end it: a client that waits without end hangs forever.
+            Some(Stage::Survived) if scenario.unbounded => (
+                Outcome::Fail,
+                "it outlived this client's whole ladder: the client would wait forever".into(),
+            ),
+            _ => (
+                Outcome::NotApplicable,
+                "this client never closes stdin, so every server it stops gets a signal".into(),
+            ),
+        },
         "stdio-no-forced-kill" => match r.stage {
             Some(Stage::Sigkill | Stage::Survived) => (Outcome::Fail, ending(r)),
             _ => (Outcome::Pass, format!("ended before SIGKILL ({})", r.stage.map(|s| s.to_string()).unwrap_or_default())),
@@ -432,6 +439,13 @@ mod tests {
         let find = |v: Vec<(String, Status)>| v.into_iter().find(|(i, _)| i == "stdio-stdout-only-mcp").unwrap().1;
         assert_eq!(find(judge(&r, "2026-07-28")), Status::Failure);
         assert_eq!(find(judge(&r, "2025-06-18")), Status::Success);
+    }
+
+    #[test]
+    fn a_server_that_would_hang_the_java_client_is_flagged() {
+        let r = case("close:java", Some(Stage::Survived), None);
+        let j = judge(&r, "2026-07-28");
+        assert!(j.contains(&("stdio-no-forced-kill".into(), Status::Warning)), "{j:?}");
     }
 
     #[test]

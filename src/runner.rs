@@ -23,6 +23,17 @@ pub struct Case {
     pub scenario: String,
 }
 
+impl Case {
+    /// One case per default ending (`close`, `exit`, `crash`, `stdin-null`, `sigterm`,
+    /// `sigint`, `inflight`) for a server.
+    pub fn all_default(manifest: &Manifest) -> Vec<Case> {
+        crate::scenario::SCENARIOS
+            .iter()
+            .map(|s| Case { manifest: manifest.clone(), scenario: s.to_string() })
+            .collect()
+    }
+}
+
 /// Runs cases. Configured by values; changes no global process state.
 #[derive(Clone, Debug)]
 pub struct Harness {

@@ -5,4 +5,6 @@ mod bundled;
 mod cli;
 mod hostile;
 mod interrupt;
+mod robust;
 mod support;
+mod yours;
