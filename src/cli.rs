@@ -48,6 +48,14 @@ enum Cmd {
         #[command(subcommand)]
         action: ReportCmd,
     },
+    /// Compare two JSON reports: fixed, broken, new, removed (Markdown, for a release PR).
+    /// Exit code 1 when something broke.
+    Diff {
+        #[arg(value_name = "OLD.json")]
+        old: PathBuf,
+        #[arg(value_name = "NEW.json")]
+        new: PathBuf,
+    },
     /// Print the rule catalogue with levels for a spec revision.
     Rules {
         #[arg(long, value_name = "REV")]
@@ -67,6 +75,9 @@ enum ReportCmd {
         from: PathBuf,
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
+        /// Only the endings where servers of the same shape disagree (text).
+        #[arg(long)]
+        pruned: bool,
     },
     /// Join the JSON reports of sharded runs into one (printed as JSON).
     Merge {
@@ -101,6 +112,9 @@ struct RunOpts {
     spec: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
+    /// Text output shows only the endings where servers of the same shape disagree.
+    #[arg(long)]
+    pruned: bool,
     /// Also write the report to this file (format from its extension: .json .xml .md .html
     /// .txt); repeatable.
     #[arg(long = "output", value_name = "FILE")]
@@ -149,6 +163,18 @@ pub fn main() -> ExitCode {
         Cmd::Client { stderr, mode } => ExitCode::from(crate::case::client_main(&stderr, &mode) as u8),
         Cmd::Rules { spec } => rules(spec),
         Cmd::Report { action } => report_cmd(action),
+        Cmd::Diff { old, new } => match (load_report(&old), load_report(&new)) {
+            (Ok(a), Ok(b)) => {
+                let rows = crate::diff::diff(&a, &b);
+                print!("{}", crate::diff::render_diff(&rows));
+                if rows.iter().any(|r| r.change == crate::diff::Change::Broken) {
+                    ExitCode::from(1)
+                } else {
+                    ExitCode::SUCCESS
+                }
+            }
+            (Err(e), _) | (_, Err(e)) => usage_error(&e),
+        },
         Cmd::Run { manifests, servers, opts } => {
             let bundled = manifests.is_empty();
             let paths = if bundled { vec![bundled_suite()] } else { manifests };
@@ -185,7 +211,13 @@ fn load_report(path: &std::path::Path) -> Result<Report, String> {
 
 fn report_cmd(action: ReportCmd) -> ExitCode {
     let result = match action {
-        ReportCmd::Render { from, format } => load_report(&from).map(|r| print!("{}", with_newline(render::render(&r, format)))),
+        ReportCmd::Render { from, format, pruned } => load_report(&from).map(|r| {
+            if pruned {
+                print!("{}", crate::diff::render_pruned(&r));
+            } else {
+                print!("{}", with_newline(render::render(&r, format)));
+            }
+        }),
         ReportCmd::Merge { parts } => parts
             .iter()
             .map(|p| load_report(p))
@@ -303,7 +335,11 @@ fn execute(servers: Vec<Manifest>, opts: &RunOpts, default_baseline: Option<Path
         eprintln!("mcp-shutdown: interrupted; every server and descendant was stopped");
         return ExitCode::from(130);
     }
-    print!("{}", with_newline(render::render(&report, opts.format)));
+    if opts.pruned && opts.format == Format::Text {
+        print!("{}", crate::diff::render_pruned(&report));
+    } else {
+        print!("{}", with_newline(render::render(&report, opts.format)));
+    }
     for out in &opts.outputs {
         let format = match out.extension().and_then(|e| e.to_str()) {
             Some("json") => Format::Json,
