@@ -122,8 +122,7 @@ struct RawManifest {
     #[serde(default)]
     args: Vec<String>,
     cwd: Option<Spanned<String>>,
-    #[serde(default)]
-    env: BTreeMap<String, String>,
+    env: Option<Spanned<BTreeMap<String, String>>>,
     #[serde(default)]
     about: About,
     setup: Option<RawSetup>,
@@ -182,9 +181,18 @@ pub fn valid_name(name: &str) -> bool {
 /// Parses one manifest's text; `path` is used for messages and to resolve relative paths.
 pub fn parse(path: &Path, text: &str) -> Result<Manifest, ManifestError> {
     let raw: RawManifest = toml::from_str(text).map_err(|e| {
-        // toml's message already names the field ("unknown field `comand`, expected ...").
-        err_at(path, text, e.span(), e.message().trim().to_string())
+        // toml's message already names the field ("unknown field `comand`, expected ...");
+        // a few syntax errors (a key with no value at the end) come without one.
+        let msg = e.message().trim();
+        let msg = if msg.is_empty() { "invalid TOML: expected a value here" } else { msg };
+        err_at(path, text, e.span(), msg.to_string())
     })?;
+    // toml hands a datetime to serde as a one-entry table with a private key.
+    if let Some(env) = &raw.env {
+        if env.get_ref().keys().any(|k| k.starts_with("$__toml_private")) {
+            return Err(err_at(path, text, Some(env.span()), "field `env`: invalid type: datetime, expected a table of strings".into()));
+        }
+    }
     let base = path
         .parent()
         .map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p })
@@ -259,7 +267,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Manifest, ManifestError> {
             command,
             args: raw.args,
             cwd,
-            env: raw.env,
+            env: raw.env.map(Spanned::into_inner).unwrap_or_default(),
         },
         about: raw.about,
         setup,
