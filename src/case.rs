@@ -281,9 +281,13 @@ fn run_ladder(scenario: &Scenario, run: &mut Running, prompt_ms: u64, link: &Lin
     // The caller holds the CPU token from the launch; `wait_step` gives it back.
     let mut token = true;
     for step in &scenario.steps {
-        if !steps.is_empty() && diagnostics.is_none() {
+        if let (Some(prev), None) = (scenario.steps.get(steps.len().wrapping_sub(1)).filter(|_| !steps.is_empty()), &diagnostics) {
             // It should have exited by now: record what holds it before escalating.
-            diagnostics = Some(process::diagnose(run.pidfd.pid()));
+            let mut d = process::diagnose(run.pidfd.pid());
+            if let Action::Signal { signal, .. } = prev.action {
+                d.hint = process::signal_hint(d.runtime.as_deref(), signal);
+            }
+            diagnostics = Some(d);
         }
         let t = perform(&step.action, run);
         let origin = *t0.get_or_insert(t);

@@ -302,6 +302,8 @@ fn execute(servers: Vec<Manifest>, opts: &RunOpts, default_baseline: Option<Path
             return usage_error(&format!("unknown scenario `{s}` (known: {}, or `all`)", all.join(", ")));
         }
     }
+    // A progress line only for a person watching: never in logs or pipes.
+    let harness = harness.progress(std::io::IsTerminal::is_terminal(&std::io::stderr()));
     let harness = harness.jobs(opts.jobs).revision(rev).budgets(BudgetOverrides {
         prompt_ms: opts.prompt_ms,
         grace_ms: opts.grace_ms,

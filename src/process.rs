@@ -417,6 +417,17 @@ pub fn hint_for(runtime: Option<&str>) -> &'static str {
     }
 }
 
+/// The fix most likely to help a process that ignored `signal`, by runtime.
+pub fn signal_hint(runtime: Option<&str>, signal: SignalName) -> String {
+    let how = match runtime {
+        Some("node") => "a process.on(...) handler that never calls process.exit()",
+        Some("python") => "asyncio/anyio taking the KeyboardInterrupt while a worker thread blocks reading stdin, or a signal handler that returns without exiting",
+        Some("jvm") => "a shutdown hook that never returns",
+        _ => "a handler that catches it and carries on",
+    };
+    format!("It ignored {signal}; usually {how}. Exit from the handler (after brief cleanup).")
+}
+
 /// Reads what holds `pid` from `/proc`. Best effort: missing entries are skipped.
 pub fn diagnose(pid: i32) -> Diagnostics {
     let exe = fs::read_link(format!("/proc/{pid}/exe")).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();

@@ -208,6 +208,27 @@ pub fn render_text(report: &Report) -> String {
             );
         }
     }
+    // What held each server the first time it outlived a step, and the likely fix.
+    let mut explained: Vec<&str> = Vec::new();
+    for r in &report.results {
+        let Some(d) = &r.diagnostics else { continue };
+        if explained.contains(&r.server.as_str()) {
+            continue;
+        }
+        explained.push(&r.server);
+        let fds: Vec<String> = d.fds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        let _ = writeln!(
+            out,
+            "HELD BY  {} ({}): {} threads [{}]; fds: {}{}\n         hint: {}",
+            r.server,
+            d.runtime.as_deref().unwrap_or("unknown runtime"),
+            d.threads,
+            d.thread_names.join(", "),
+            fds.join(", "),
+            if d.children.is_empty() { String::new() } else { format!("; children: {}", d.children.join(" | ")) },
+            d.hint
+        );
+    }
     let s = &report.summary;
     let _ = writeln!(
         out,

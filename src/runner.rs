@@ -44,6 +44,17 @@ pub struct Harness {
     catalogue: Catalogue,
     live: Arc<Mutex<Vec<u32>>>,
     interrupted: Arc<AtomicBool>,
+    progress: bool,
+    counts: Arc<Counts>,
+}
+
+/// Live counts for the progress line.
+#[derive(Debug, Default)]
+struct Counts {
+    done: std::sync::atomic::AtomicUsize,
+    running: std::sync::atomic::AtomicUsize,
+    /// Cases holding a CPU token (starting up, or in the timed window after the trigger).
+    busy: std::sync::atomic::AtomicUsize,
 }
 
 /// CPU tokens, process-wide so that parallel tests share them: one per CPU, at least two.
@@ -95,6 +106,8 @@ impl Harness {
             catalogue,
             live: Arc::default(),
             interrupted: Arc::default(),
+            progress: false,
+            counts: Arc::default(),
         }
     }
 
@@ -106,6 +119,12 @@ impl Harness {
     /// How many cases run at once (default 16: most of a case is waiting).
     pub fn jobs(mut self, jobs: usize) -> Self {
         self.jobs = jobs.max(1);
+        self
+    }
+
+    /// Print a progress line to stderr while cases run (for terminals; default off).
+    pub fn progress(mut self, on: bool) -> Self {
+        self.progress = on;
         self
     }
 
@@ -171,21 +190,48 @@ impl Harness {
         });
         let queue = Mutex::new(order.into_iter().collect::<VecDeque<usize>>());
         let slots: Vec<Mutex<Option<CaseResult>>> = cases.iter().map(|_| Mutex::new(None)).collect();
+        let finished = AtomicBool::new(false);
         std::thread::scope(|s| {
-            for _ in 0..self.jobs.min(cases.len()) {
-                s.spawn(|| loop {
-                    let Some(i) = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front() else {
-                        break;
-                    };
-                    let r = self.run_one(&cases[i]);
-                    *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
-                });
+            if self.progress {
+                s.spawn(|| self.print_progress(cases.len(), &finished));
             }
+            let workers: Vec<_> = (0..self.jobs.min(cases.len()))
+                .map(|_| {
+                    s.spawn(|| loop {
+                        let Some(i) = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front() else {
+                            break;
+                        };
+                        let r = self.run_one(&cases[i]);
+                        *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+                    })
+                })
+                .collect();
+            for w in workers {
+                let _ = w.join();
+            }
+            finished.store(true, Ordering::SeqCst);
         });
         slots
             .into_iter()
             .map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()).expect("every case ran"))
             .collect()
+    }
+
+    fn print_progress(&self, total: usize, finished: &AtomicBool) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let mut err = std::io::stderr();
+        while !finished.load(Ordering::SeqCst) {
+            let c = &self.counts;
+            let (done, running, busy) = (c.done.load(Relaxed), c.running.load(Relaxed), c.busy.load(Relaxed));
+            let _ = write!(
+                err,
+                "\r\x1b[K[{done}/{total}] {busy} starting or timing an exit, {} waiting on a grace period or an orphan",
+                running.saturating_sub(busy)
+            );
+            let _ = err.flush();
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        let _ = write!(err, "\r\x1b[K");
     }
 
     /// Runs one case in a supervisor process and judges it.
@@ -246,19 +292,31 @@ impl Harness {
         let mut out = String::new();
         let mut lines = std::io::BufReader::new(child.stdout.take().expect("piped")).lines();
         // The CPU-token protocol (see `case::Link`): grant on `need-cpu`, take back on `free-cpu`.
+        use std::sync::atomic::Ordering::Relaxed;
+        let c = &self.counts;
+        c.running.fetch_add(1, Relaxed);
         let mut token = None;
         for line in lines.by_ref().map_while(Result::ok) {
             match line.as_str() {
                 crate::case::NEED_CPU => {
                     token = Some(cpu_tokens().acquire());
+                    c.busy.fetch_add(1, Relaxed);
                     let _ = writeln!(lifeline, "{}", crate::case::GO);
                     let _ = lifeline.flush();
                 }
-                crate::case::FREE_CPU => token = None,
+                crate::case::FREE_CPU => {
+                    if token.take().is_some() {
+                        c.busy.fetch_sub(1, Relaxed);
+                    }
+                }
                 _ => out = line,
             }
         }
-        drop(token);
+        if token.take().is_some() {
+            c.busy.fetch_sub(1, Relaxed);
+        }
+        c.running.fetch_sub(1, Relaxed);
+        c.done.fetch_add(1, Relaxed);
         let status = child.wait();
         drop(lifeline);
         self.live.lock().unwrap_or_else(|p| p.into_inner()).retain(|p| *p != child.id());
