@@ -58,6 +58,14 @@ enum ClientEvent {
 
 const STDERR_TAIL: u64 = 4096;
 
+/// Held while this process starts a child. `abort` takes it and never gives it back, so no
+/// process can be born after the final kill loop has looked.
+static SPAWN_LOCK: Mutex<()> = Mutex::new(());
+
+fn spawn_guard() -> std::sync::MutexGuard<'static, ()> {
+    SPAWN_LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Lines of the supervisor ↔ harness protocol (besides the spec and the result).
 pub const NEED_CPU: &str = "need-cpu";
 pub const FREE_CPU: &str = "free-cpu";
@@ -134,7 +142,10 @@ fn launch(launch: &Launch, stderr_path: &Path, stdin_null: bool) -> Result<Runni
     // Its own group, so that group signals reach it and its children but never the harness.
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     let started_ns = mono_ns();
-    let mut child = cmd.spawn().map_err(|e| CaseError {
+    let spawning = spawn_guard();
+    let spawned = cmd.spawn();
+    drop(spawning);
+    let mut child = spawned.map_err(|e| CaseError {
         kind: ErrorKind::SpawnFailed,
         message: if e.kind() == std::io::ErrorKind::NotFound {
             format!("command `{}` not found (cwd {})", launch.command, launch.cwd.display())
@@ -251,25 +262,45 @@ fn settle_descendants(prompt_ms: u64, except: &[i32]) -> Vec<ProcInfo> {
 
 struct Ended {
     stage: Stage,
+    trigger_ns: Option<u64>,
+    exit_ns: Option<u64>,
     exit_ms: Option<f64>,
     steps: Vec<StepRecord>,
     diagnostics: Option<process::Diagnostics>,
 }
 
 /// Waits for the server's exit during a step, holding the CPU token for at most the prompt
-/// window after the trigger. Returns the exit time.
+/// window after the trigger. The token goes back early once the server's whole tree sits
+/// idle: a process that neither exits nor computes is not racing anyone for a CPU. Returns
+/// the exit time.
 fn wait_step(server: &Pidfd, wait_ms: u64, prompt_ms: u64, link: &Link, token: &mut bool) -> Option<u64> {
+    const SLICE_MS: u64 = 100;
+    /// Below this much CPU per slice (5 %) the tree counts as idle.
+    const IDLE_NS: u64 = 5_000_000;
+    let start = mono_ns();
+    let elapsed_ms = || (mono_ns() - start) / 1_000_000;
     if *token {
-        let first = wait_ms.min(prompt_ms);
-        let exited = server.wait_exit(Duration::from_millis(first)).ok().flatten();
+        let window = wait_ms.min(prompt_ms);
+        let mut cpu = process::tree_cpu_ns(server.pid());
+        while elapsed_ms() < window {
+            let slice = SLICE_MS.min(window - elapsed_ms());
+            if let Some(t) = server.wait_exit(Duration::from_millis(slice)).ok().flatten() {
+                link.free_cpu();
+                *token = false;
+                return Some(t);
+            }
+            let now = process::tree_cpu_ns(server.pid());
+            let idle = now.saturating_sub(cpu) < IDLE_NS;
+            cpu = now;
+            if idle {
+                break;
+            }
+        }
         link.free_cpu();
         *token = false;
-        if exited.is_some() {
-            return exited;
-        }
-        return server.wait_exit(Duration::from_millis(wait_ms - first)).ok().flatten();
     }
-    server.wait_exit(Duration::from_millis(wait_ms)).ok().flatten()
+    let left = wait_ms.saturating_sub(elapsed_ms());
+    server.wait_exit(Duration::from_millis(left)).ok().flatten()
 }
 
 /// Drives the ladder until the server exits or the ladder is exhausted. `origin` is the
@@ -298,6 +329,8 @@ fn run_ladder(scenario: &Scenario, run: &mut Running, prompt_ms: u64, link: &Lin
         if let Some(exit_ns) = wait_step(&run.pidfd, step.wait_ms, prompt_ms, link, &mut token) {
             return Ended {
                 stage: stage_after(&step.action),
+                trigger_ns: Some(origin),
+                exit_ns: Some(exit_ns),
                 exit_ms: Some(ms_between(origin, exit_ns)),
                 steps,
                 diagnostics,
@@ -306,6 +339,8 @@ fn run_ladder(scenario: &Scenario, run: &mut Running, prompt_ms: u64, link: &Lin
     }
     Ended {
         stage: Stage::Survived,
+        trigger_ns: t0,
+        exit_ns: None,
         exit_ms: None,
         steps,
         diagnostics: diagnostics.or_else(|| Some(process::diagnose(run.pidfd.pid()))),
@@ -387,6 +422,8 @@ fn run_direct(spec: &CaseSpec, stderr_path: &Path, link: &Link) -> CaseResult {
     let ended = run_ladder(&spec.scenario, &mut run, spec.budgets.prompt_ms, link, origin);
     result.stage = Some(ended.stage);
     result.exit_ms = ended.exit_ms;
+    result.trigger_ns = ended.trigger_ns;
+    result.exit_ns = ended.exit_ns;
     result.steps = ended.steps;
     result.diagnostics = ended.diagnostics;
     if ended.stage == Stage::Survived && spec.scenario.unbounded {
@@ -412,15 +449,17 @@ fn run_via_client(spec: &CaseSpec, stderr_path: &Path, helper: &Path, link: &Lin
     let mut result = base_result(spec);
     let action = spec.scenario.steps.first().map(|s| s.action).unwrap_or(Action::ClientExit);
     let observe_ms = spec.scenario.steps.first().map_or(spec.budgets.observe_ms, |s| s.wait_ms);
-    let mut client = match Command::new(helper)
+    let spawning = spawn_guard();
+    let spawned = Command::new(helper)
         .arg("__client")
         .arg(stderr_path)
         .arg(if action == Action::ClientKill { "crash" } else { "exit" })
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
-        .spawn()
-    {
+        .spawn();
+    drop(spawning);
+    let mut client = match spawned {
         Ok(c) => c,
         Err(e) => {
             result.error = Some(CaseError {
@@ -496,10 +535,12 @@ fn run_via_client(spec: &CaseSpec, stderr_path: &Path, helper: &Path, link: &Lin
     // Once the client is reaped, its orphans are certainly ours.
     let _ = client.wait();
     result.steps = vec![StepRecord { action, at_ms: 0.0 }];
+    result.trigger_ns = Some(t0);
     let left = observe_ms.saturating_sub(ms_between(t0, mono_ns()) as u64);
     let mut token = true;
     match wait_step(&server, left, spec.budgets.prompt_ms, link, &mut token) {
         Some(exit_ns) => {
+            result.exit_ns = Some(exit_ns);
             result.stage = Some(stage_after(&action));
             result.exit_ms = Some(ms_between(t0, exit_ns));
             result.exit_status = server.reap();
@@ -528,20 +569,22 @@ fn finish(result: &mut CaseResult, record: &Arc<Mutex<StdoutRecord>>, stderr_pat
 /// Entry point of `mcp-shutdown __case`: reads a [`CaseSpec`] line from stdin, runs it, prints
 /// a [`CaseResult`] line to stdout. Never leaves a process behind.
 pub fn supervisor_main(helper: &Path) -> i32 {
+    // Before any thread or child exists: everything this case starts inherits the mark.
+    std::env::set_var(process::CASE_MARK, format!("{}-{}", process::own_pid(), mono_ns()));
     if let Err(e) = process::become_subreaper() {
-        eprintln!("mcp-shutdown: cannot become a subreaper: {e}");
+        say_err(&format!("mcp-shutdown: cannot become a subreaper: {e}"));
         return 70;
     }
     let mut lifeline = BufReader::new(std::io::stdin());
     let mut line = String::new();
     if lifeline.read_line(&mut line).is_err() || line.trim().is_empty() {
-        eprintln!("mcp-shutdown __case: expected a case spec on stdin");
+        say_err("mcp-shutdown __case: expected a case spec on stdin");
         return 2;
     }
     let spec: CaseSpec = match serde_json::from_str(&line) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("mcp-shutdown __case: bad case spec: {e}");
+            say_err(&format!("mcp-shutdown __case: bad case spec: {e}"));
             return 2;
         }
     };
@@ -580,7 +623,7 @@ pub fn supervisor_main(helper: &Path) -> i32 {
     let dir = match tempfile::Builder::new().prefix("mcp-shutdown-case-").tempdir() {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("mcp-shutdown __case: temp dir: {e}");
+            say_err(&format!("mcp-shutdown __case: temp dir: {e}"));
             return 70;
         }
     };
@@ -597,10 +640,27 @@ pub fn supervisor_main(helper: &Path) -> i32 {
     0
 }
 
+/// Kills the whole case and exits. Called from any thread (signal, lifeline, deadline, or
+/// the main thread when the harness is gone); only the first call acts, later ones wait for
+/// the exit. Nothing here may panic: a panicking thread would die without ending the process
+/// (the harness's stderr may already be closed, so `eprintln!` is not an option).
 fn abort(why: &str) -> ! {
+    static ABORTING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if ABORTING.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    }
+    // No process may be born after the kill loop has looked.
+    std::mem::forget(spawn_guard());
     process::kill_all_descendants();
-    eprintln!("mcp-shutdown __case: aborted: {why}");
+    say_err(&format!("mcp-shutdown __case: aborted: {why}"));
     std::process::exit(3)
+}
+
+/// One line to stderr, ignoring errors (a closed pipe must not panic).
+fn say_err(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// Entry point of `mcp-shutdown __client STDERR_PATH exit|crash`: a stand-in for a real MCP

@@ -85,6 +85,12 @@ pub struct CaseResult {
     /// In `inflight`: whether the request left in flight was answered before stdout closed.
     #[serde(default)]
     pub inflight_answered: Option<bool>,
+    /// Raw `CLOCK_MONOTONIC` nanoseconds of the trigger and of the exit as the kernel
+    /// reported it (pidfd readiness), for lining up with other clocks in benchmarks.
+    #[serde(default)]
+    pub trigger_ns: Option<u64>,
+    #[serde(default)]
+    pub exit_ns: Option<u64>,
     /// Wall time of the whole case (launch, handshake, ending, clean-up), for scheduling
     /// and benchmarks; never judged.
     #[serde(default)]
@@ -113,6 +119,8 @@ impl CaseResult {
             diagnostics: None,
             inflight_answered: None,
             note: None,
+            trigger_ns: None,
+            exit_ns: None,
             wall_ms: 0.0,
             checks: Vec::new(),
         }

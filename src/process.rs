@@ -322,21 +322,57 @@ pub fn descendants(root: i32) -> Vec<ProcInfo> {
     out
 }
 
-/// Kills every descendant of this process and reaps them. Used by the per-case supervisor,
-/// which is a subreaper and owns every process below it, so reaping any child is safe here.
-/// Loops because a dying process can fork, and because orphans arrive by reparenting.
+/// The environment variable that marks every process of one case: set by the supervisor on
+/// itself before it starts anything, so every process of the case inherits it.
+pub const CASE_MARK: &str = "MCP_SHUTDOWN_CASE";
+
+/// Live processes (other than this one) whose environment holds `CASE_MARK=mark`: the
+/// processes of one case, even one that escaped the process tree.
+pub fn marked(mark: &str) -> Vec<ProcInfo> {
+    let needle = format!("{CASE_MARK}={mark}");
+    let me = own_pid();
+    all_processes()
+        .into_iter()
+        .filter(|p| p.pid != me && !p.is_zombie())
+        .filter(|p| {
+            fs::read(format!("/proc/{}/environ", p.pid))
+                .is_ok_and(|e| e.split(|&b| b == 0).any(|v| v == needle.as_bytes()))
+        })
+        .collect()
+}
+
+/// Kills every descendant of this process, and every process carrying this process's case
+/// mark, and reaps them. Used by the per-case supervisor, which is a subreaper and owns every
+/// process below it, so reaping any child is safe here. Loops because a dying process can
+/// fork and orphans arrive by reparenting; it stops only after two empty scans in a row, so a
+/// process caught between parents in one scan is seen in the next.
 pub fn kill_all_descendants() -> Vec<ProcInfo> {
     let me = own_pid();
+    let mark = std::env::var(CASE_MARK).ok();
     let mut killed: Vec<ProcInfo> = Vec::new();
+    let mut empty_scans = 0;
     for _ in 0..500 {
         reap_any_children();
-        let live: Vec<ProcInfo> = descendants(me)
+        let mut live: Vec<ProcInfo> = descendants(me)
             .into_iter()
             .filter(|p| !p.is_zombie())
             .collect();
-        if live.is_empty() {
-            break;
+        if let Some(m) = &mark {
+            for p in marked(m) {
+                if !live.iter().any(|l| l.pid == p.pid) {
+                    live.push(p);
+                }
+            }
         }
+        if live.is_empty() {
+            empty_scans += 1;
+            if empty_scans >= 2 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+            continue;
+        }
+        empty_scans = 0;
         for p in &live {
             signal_pid(p.pid, SignalName::Kill);
             if !killed.iter().any(|k| k.pid == p.pid) {
@@ -509,4 +545,19 @@ mod tests {
         let _ = c.kill();
         let _ = c.wait();
     }
+}
+
+/// CPU time in nanoseconds used so far by `pid` and all its descendants, every thread
+/// included (`/proc/<pid>/task/<tid>/schedstat`, nanosecond precision).
+pub fn tree_cpu_ns(pid: i32) -> u64 {
+    let task_ns = |p: i32| -> u64 {
+        fs::read_dir(format!("/proc/{p}/task"))
+            .map(|d| {
+                d.filter_map(|e| fs::read_to_string(e.ok()?.path().join("schedstat")).ok())
+                    .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+                    .sum()
+            })
+            .unwrap_or(0)
+    };
+    task_ns(pid) + descendants(pid).iter().map(|p| task_ns(p.pid)).sum::<u64>()
 }
