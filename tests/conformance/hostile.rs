@@ -48,3 +48,11 @@ fn messages_say_what_happened() {
     assert!(r.error.unwrap().message.contains("not found"));
     assert!(r.checks.iter().all(|c| c.message.starts_with("Not testable:")));
 }
+
+#[test]
+fn stateless_server_is_confirmed_without_initialize() {
+    let r = run(Path::new("conformance/hostile/hostile-stateless.toml"), "close");
+    let h = r.handshake.expect("a handshake");
+    assert_eq!(h.mode, mcp_shutdown_conformance::mcp::HandshakeMode::Stateless);
+    assert_eq!(r.stage, Some(mcp_shutdown_conformance::scenario::Stage::Eof));
+}
