@@ -5,6 +5,7 @@ mod bundled;
 mod cli;
 mod hostile;
 mod interrupt;
+mod reports;
 mod robust;
 mod support;
 mod yours;
