@@ -114,3 +114,22 @@ fn rules_show_levels_per_revision() {
         .success()
         .stdout(predicate::str::is_match(r"stdio-exit-on-eof\s+SHOULD").unwrap());
 }
+
+#[test]
+fn bundled_baseline_loads_and_names_only_real_servers_scenarios_and_rules() {
+    use mcp_shutdown_conformance::{baseline::Baseline, manifest, rules::Catalogue, scenario};
+    let b = Baseline::load(std::path::Path::new("conformance/expected-failures.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let servers: Vec<String> = manifest::load(std::path::Path::new("conformance/servers")).unwrap().into_iter().map(|m| m.name).collect();
+    let rules: Vec<String> = Catalogue::bundled().rules.into_iter().map(|r| r.id).collect();
+    let scenarios = scenario::all_ids();
+    assert!(!b.entries.is_empty());
+    for (server, by_scenario) in &b.entries {
+        assert!(servers.contains(server), "baseline names unknown server {server}");
+        for (sc, ids) in by_scenario {
+            assert!(scenarios.contains(sc), "{server}: unknown scenario {sc}");
+            for id in ids {
+                assert!(rules.contains(id), "{server} {sc}: unknown rule {id}");
+            }
+        }
+    }
+}
