@@ -54,10 +54,18 @@ impl Comparison {
     pub fn render(&self) -> String {
         let mut out = String::new();
         for f in &self.unexpected {
-            let _ = writeln!(out, "UNEXPECTED {} {} {}: {} (not in the baseline)", f.server, f.scenario, f.rule, f.status);
+            let _ = writeln!(
+                out,
+                "UNEXPECTED {} {} {}: {} (not in the baseline)",
+                f.server, f.scenario, f.rule, f.status
+            );
         }
         for f in &self.stale {
-            let _ = writeln!(out, "STALE      {} {} {}: now {} (stale baseline: remove it)", f.server, f.scenario, f.rule, f.status);
+            let _ = writeln!(
+                out,
+                "STALE      {} {} {}: now {} (stale baseline: remove it)",
+                f.server, f.scenario, f.rule, f.status
+            );
         }
         let _ = writeln!(
             out,
@@ -74,10 +82,20 @@ impl Baseline {
     pub fn load(path: &Path) -> Result<Self, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let entries: Entries = toml::from_str(&text).map_err(|e| {
-            let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
-            format!("{}:{}: {}", path.display(), line.unwrap_or(0), e.message().trim())
+            let line = e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+            format!(
+                "{}:{}: {}",
+                path.display(),
+                line.unwrap_or(0),
+                e.message().trim()
+            )
         })?;
-        Ok(Self { path: Some(path.to_path_buf()), entries })
+        Ok(Self {
+            path: Some(path.to_path_buf()),
+            entries,
+        })
     }
 
     /// The baseline that makes `report` pass: every missed scored check.
@@ -93,7 +111,10 @@ impl Baseline {
                     .push(c.id.clone());
             }
         }
-        Self { path: None, entries }
+        Self {
+            path: None,
+            entries,
+        }
     }
 
     pub fn to_toml(&self) -> String {
@@ -167,7 +188,10 @@ mod tests {
 
     #[test]
     fn strict_both_ways() {
-        let before = report(&[("timer", "close", "stdio-exit-on-eof", Status::Warning), ("fixed", "close", "stdio-exit-on-eof", Status::Success)]);
+        let before = report(&[
+            ("timer", "close", "stdio-exit-on-eof", Status::Warning),
+            ("fixed", "close", "stdio-exit-on-eof", Status::Success),
+        ]);
         let base = Baseline::from_report(&before);
         assert!(!base.compare(&before).fails());
         // The SDK fixed the gap: the entry is stale.
@@ -183,7 +207,12 @@ mod tests {
     #[test]
     fn toml_round_trip() {
         let r = report(&[
-            ("node-1.30.0-timer", "close:java", "stdio-exit-on-eof", Status::Warning),
+            (
+                "node-1.30.0-timer",
+                "close:java",
+                "stdio-exit-on-eof",
+                Status::Warning,
+            ),
             ("a", "exit", "stdio-exit-on-client-death", Status::Warning),
         ]);
         let b = Baseline::from_report(&r);

@@ -50,10 +50,20 @@ impl CaseSpec {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "kebab-case")]
 enum ClientEvent {
-    Spawned { pid: u32 },
-    Ready { handshake: HandshakeInfo, stdout: StdoutRecord },
-    Failed { error: CaseError, stdout: StdoutRecord },
-    Exiting { at_ns: u64 },
+    Spawned {
+        pid: u32,
+    },
+    Ready {
+        handshake: HandshakeInfo,
+        stdout: StdoutRecord,
+    },
+    Failed {
+        error: CaseError,
+        stdout: StdoutRecord,
+    },
+    Exiting {
+        at_ns: u64,
+    },
 }
 
 const STDERR_TAIL: u64 = 4096;
@@ -97,7 +107,10 @@ impl Link {
         if self.go.recv().is_err() {
             abort("the harness went away");
         }
-        DEADLINE_NS.store(mono_ns() + self.deadline_ms * 1_000_000, std::sync::atomic::Ordering::SeqCst);
+        DEADLINE_NS.store(
+            mono_ns() + self.deadline_ms * 1_000_000,
+            std::sync::atomic::Ordering::SeqCst,
+        );
     }
 
     fn free_cpu(&self) {
@@ -136,7 +149,11 @@ fn launch(launch: &Launch, stderr_path: &Path, stdin_null: bool) -> Result<Runni
     cmd.args(&launch.args)
         .current_dir(&launch.cwd)
         .envs(&launch.env)
-        .stdin(if stdin_null { Stdio::null() } else { Stdio::piped() })
+        .stdin(if stdin_null {
+            Stdio::null()
+        } else {
+            Stdio::piped()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::from(stderr));
     // Its own group, so that group signals reach it and its children but never the harness.
@@ -148,7 +165,11 @@ fn launch(launch: &Launch, stderr_path: &Path, stdin_null: bool) -> Result<Runni
     let mut child = spawned.map_err(|e| CaseError {
         kind: ErrorKind::SpawnFailed,
         message: if e.kind() == std::io::ErrorKind::NotFound {
-            format!("command `{}` not found (cwd {})", launch.command, launch.cwd.display())
+            format!(
+                "command `{}` not found (cwd {})",
+                launch.command,
+                launch.cwd.display()
+            )
         } else {
             format!("cannot start `{}`: {e}", launch.command)
         },
@@ -173,9 +194,20 @@ fn launch(launch: &Launch, stderr_path: &Path, stdin_null: bool) -> Result<Runni
 }
 
 /// Runs the handshake and, if it fails, says why in terms of what the process did.
-fn handshake(run: &mut Running, protocol: Protocol, budgets: &Budgets, stderr_path: &Path) -> Result<HandshakeInfo, CaseError> {
+fn handshake(
+    run: &mut Running,
+    protocol: Protocol,
+    budgets: &Budgets,
+    stderr_path: &Path,
+) -> Result<HandshakeInfo, CaseError> {
     let stdin = run.stdin.as_mut().expect("stdin open during handshake");
-    let failure = match mcp::handshake(stdin, &run.rx, protocol, Duration::from_millis(budgets.handshake_ms), run.started_ns) {
+    let failure = match mcp::handshake(
+        stdin,
+        &run.rx,
+        protocol,
+        Duration::from_millis(budgets.handshake_ms),
+        run.started_ns,
+    ) {
         Ok(info) => return Ok(info),
         Err(f) => f,
     };
@@ -221,16 +253,25 @@ fn perform(action: &Action, run: &mut Running) -> u64 {
     match action {
         Action::Nothing => {}
         Action::CloseStdin => drop(run.stdin.take()),
-        Action::Signal { signal, to: Target::Tree } => {
+        Action::Signal {
+            signal,
+            to: Target::Tree,
+        } => {
             let _ = run.pidfd.signal(*signal);
             for p in process::descendants(run.pidfd.pid()) {
                 process::signal_pid(p.pid, *signal);
             }
         }
-        Action::Signal { signal, to: Target::Process } => {
+        Action::Signal {
+            signal,
+            to: Target::Process,
+        } => {
             let _ = run.pidfd.signal(*signal);
         }
-        Action::Signal { signal, to: Target::Group } => {
+        Action::Signal {
+            signal,
+            to: Target::Group,
+        } => {
             let _ = process::signal_group(run.pidfd.pid(), *signal);
         }
         Action::ClientExit | Action::ClientKill => unreachable!("client actions are not direct"),
@@ -273,7 +314,13 @@ struct Ended {
 /// window after the trigger. The token goes back early once the server's whole tree sits
 /// idle: a process that neither exits nor computes is not racing anyone for a CPU. Returns
 /// the exit time.
-fn wait_step(server: &Pidfd, wait_ms: u64, prompt_ms: u64, link: &Link, token: &mut bool) -> Option<u64> {
+fn wait_step(
+    server: &Pidfd,
+    wait_ms: u64,
+    prompt_ms: u64,
+    link: &Link,
+    token: &mut bool,
+) -> Option<u64> {
     const SLICE_MS: u64 = 100;
     /// Below this much CPU per slice (5 %) the tree counts as idle.
     const IDLE_NS: u64 = 5_000_000;
@@ -284,7 +331,11 @@ fn wait_step(server: &Pidfd, wait_ms: u64, prompt_ms: u64, link: &Link, token: &
         let mut cpu = process::tree_cpu_ns(server.pid());
         while elapsed_ms() < window {
             let slice = SLICE_MS.min(window - elapsed_ms());
-            if let Some(t) = server.wait_exit(Duration::from_millis(slice)).ok().flatten() {
+            if let Some(t) = server
+                .wait_exit(Duration::from_millis(slice))
+                .ok()
+                .flatten()
+            {
                 link.free_cpu();
                 *token = false;
                 return Some(t);
@@ -305,14 +356,26 @@ fn wait_step(server: &Pidfd, wait_ms: u64, prompt_ms: u64, link: &Link, token: &
 
 /// Drives the ladder until the server exits or the ladder is exhausted. `origin` is the
 /// trigger time when it precedes the first step (a server started with stdin at EOF).
-fn run_ladder(scenario: &Scenario, run: &mut Running, prompt_ms: u64, link: &Link, origin: Option<u64>) -> Ended {
+fn run_ladder(
+    scenario: &Scenario,
+    run: &mut Running,
+    prompt_ms: u64,
+    link: &Link,
+    origin: Option<u64>,
+) -> Ended {
     let mut steps = Vec::new();
     let mut diagnostics = None;
     let mut t0 = origin;
     // The caller holds the CPU token from the launch; `wait_step` gives it back.
     let mut token = true;
     for step in &scenario.steps {
-        if let (Some(prev), None) = (scenario.steps.get(steps.len().wrapping_sub(1)).filter(|_| !steps.is_empty()), &diagnostics) {
+        if let (Some(prev), None) = (
+            scenario
+                .steps
+                .get(steps.len().wrapping_sub(1))
+                .filter(|_| !steps.is_empty()),
+            &diagnostics,
+        ) {
             // It should have exited by now: record what holds it before escalating.
             let mut d = process::diagnose(run.pidfd.pid());
             if let Action::Signal { signal, .. } = prev.action {
@@ -355,7 +418,11 @@ fn answered(rx: &Receiver<WireEvent>, id: i64) -> bool {
     let deadline = mono_ns() + 500_000_000;
     while let Ok(ev) = rx.recv_timeout(Duration::from_nanos(deadline.saturating_sub(mono_ns()))) {
         match ev {
-            WireEvent::Message(m) if m.get("id").and_then(serde_json::Value::as_i64) == Some(id) => return true,
+            WireEvent::Message(m)
+                if m.get("id").and_then(serde_json::Value::as_i64) == Some(id) =>
+            {
+                return true
+            }
             WireEvent::Eof => return false,
             WireEvent::Message(_) => {}
         }
@@ -364,7 +431,12 @@ fn answered(rx: &Receiver<WireEvent>, id: i64) -> bool {
 }
 
 fn base_result(spec: &CaseSpec) -> CaseResult {
-    let mut r = CaseResult::failed(&spec.server, &spec.scenario.id, ErrorKind::Harness, String::new());
+    let mut r = CaseResult::failed(
+        &spec.server,
+        &spec.scenario.id,
+        ErrorKind::Harness,
+        String::new(),
+    );
     r.error = None;
     r
 }
@@ -419,7 +491,13 @@ fn run_direct(spec: &CaseSpec, stderr_path: &Path, link: &Link) -> CaseResult {
         }
     }
     let origin = spec.scenario.stdin_null.then_some(run.started_ns);
-    let ended = run_ladder(&spec.scenario, &mut run, spec.budgets.prompt_ms, link, origin);
+    let ended = run_ladder(
+        &spec.scenario,
+        &mut run,
+        spec.budgets.prompt_ms,
+        link,
+        origin,
+    );
     result.stage = Some(ended.stage);
     result.exit_ms = ended.exit_ms;
     result.trigger_ns = ended.trigger_ns;
@@ -447,13 +525,26 @@ fn run_direct(spec: &CaseSpec, stderr_path: &Path, link: &Link) -> CaseResult {
 /// The `client` driver: a separate client process is the server's parent and dies.
 fn run_via_client(spec: &CaseSpec, stderr_path: &Path, helper: &Path, link: &Link) -> CaseResult {
     let mut result = base_result(spec);
-    let action = spec.scenario.steps.first().map(|s| s.action).unwrap_or(Action::ClientExit);
-    let observe_ms = spec.scenario.steps.first().map_or(spec.budgets.observe_ms, |s| s.wait_ms);
+    let action = spec
+        .scenario
+        .steps
+        .first()
+        .map(|s| s.action)
+        .unwrap_or(Action::ClientExit);
+    let observe_ms = spec
+        .scenario
+        .steps
+        .first()
+        .map_or(spec.budgets.observe_ms, |s| s.wait_ms);
     let spawning = spawn_guard();
     let spawned = Command::new(helper)
         .arg("__client")
         .arg(stderr_path)
-        .arg(if action == Action::ClientKill { "crash" } else { "exit" })
+        .arg(if action == Action::ClientKill {
+            "crash"
+        } else {
+            "exit"
+        })
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -474,7 +565,11 @@ fn run_via_client(spec: &CaseSpec, stderr_path: &Path, helper: &Path, link: &Lin
     let mut client_stdin = client.stdin.take().expect("piped");
     // The client launches the server as soon as it has the spec: that is the start-up phase.
     link.need_cpu();
-    let _ = writeln!(client_stdin, "{}", serde_json::to_string(spec).expect("spec serializes"));
+    let _ = writeln!(
+        client_stdin,
+        "{}",
+        serde_json::to_string(spec).expect("spec serializes")
+    );
     let _ = client_stdin.flush();
     let mut events = BufReader::new(client.stdout.take().expect("piped")).lines();
     let mut next = || -> Option<ClientEvent> { serde_json::from_str(&events.next()?.ok()?).ok() };
@@ -508,7 +603,13 @@ fn run_via_client(spec: &CaseSpec, stderr_path: &Path, helper: &Path, link: &Lin
         }
         let _ = client.kill();
         let _ = client.wait();
-        finish(&mut result, &Arc::new(Mutex::new(record)), stderr_path, &[], &[]);
+        finish(
+            &mut result,
+            &Arc::new(Mutex::new(record)),
+            stderr_path,
+            &[],
+            &[],
+        );
         return result;
     };
     let client_pid = client.id() as i32;
@@ -551,14 +652,30 @@ fn run_via_client(spec: &CaseSpec, stderr_path: &Path, helper: &Path, link: &Lin
         }
     }
     let alive = settle_descendants(
-        if result.stage == Some(Stage::Survived) { 0 } else { spec.budgets.prompt_ms },
+        if result.stage == Some(Stage::Survived) {
+            0
+        } else {
+            spec.budgets.prompt_ms
+        },
         &[server.pid()],
     );
-    finish(&mut result, &Arc::new(Mutex::new(record)), stderr_path, &alive, &before);
+    finish(
+        &mut result,
+        &Arc::new(Mutex::new(record)),
+        stderr_path,
+        &alive,
+        &before,
+    );
     result
 }
 
-fn finish(result: &mut CaseResult, record: &Arc<Mutex<StdoutRecord>>, stderr_path: &Path, alive: &[ProcInfo], before: &[ProcInfo]) {
+fn finish(
+    result: &mut CaseResult,
+    record: &Arc<Mutex<StdoutRecord>>,
+    stderr_path: &Path,
+    alive: &[ProcInfo],
+    before: &[ProcInfo],
+) {
     result.leftovers = leftovers(alive, before);
     // Everything still running is killed now; the survivors were recorded above.
     process::kill_all_descendants();
@@ -570,7 +687,10 @@ fn finish(result: &mut CaseResult, record: &Arc<Mutex<StdoutRecord>>, stderr_pat
 /// a [`CaseResult`] line to stdout. Never leaves a process behind.
 pub fn supervisor_main(helper: &Path) -> i32 {
     // Before any thread or child exists: everything this case starts inherits the mark.
-    std::env::set_var(process::CASE_MARK, format!("{}-{}", process::own_pid(), mono_ns()));
+    std::env::set_var(
+        process::CASE_MARK,
+        format!("{}-{}", process::own_pid(), mono_ns()),
+    );
     if let Err(e) = process::become_subreaper() {
         say_err(&format!("mcp-shutdown: cannot become a subreaper: {e}"));
         return 70;
@@ -600,7 +720,10 @@ pub fn supervisor_main(helper: &Path) -> i32 {
         }
         abort("the harness went away");
     });
-    let link = Link { go: go_rx, deadline_ms: spec.deadline_ms() };
+    let link = Link {
+        go: go_rx,
+        deadline_ms: spec.deadline_ms(),
+    };
     if let Ok(mut signals) = signal_hook::iterator::Signals::new([
         signal_hook::consts::SIGTERM,
         signal_hook::consts::SIGINT,
@@ -612,7 +735,10 @@ pub fn supervisor_main(helper: &Path) -> i32 {
             }
         });
     }
-    DEADLINE_NS.store(mono_ns() + spec.deadline_ms() * 1_000_000, std::sync::atomic::Ordering::SeqCst);
+    DEADLINE_NS.store(
+        mono_ns() + spec.deadline_ms() * 1_000_000,
+        std::sync::atomic::Ordering::SeqCst,
+    );
     std::thread::spawn(|| loop {
         std::thread::sleep(Duration::from_millis(200));
         if mono_ns() > DEADLINE_NS.load(std::sync::atomic::Ordering::SeqCst) {
@@ -620,7 +746,10 @@ pub fn supervisor_main(helper: &Path) -> i32 {
         }
     });
 
-    let dir = match tempfile::Builder::new().prefix("mcp-shutdown-case-").tempdir() {
+    let dir = match tempfile::Builder::new()
+        .prefix("mcp-shutdown-case-")
+        .tempdir()
+    {
         Ok(d) => d,
         Err(e) => {
             say_err(&format!("mcp-shutdown __case: temp dir: {e}"));
@@ -678,7 +807,11 @@ pub fn client_main(stderr_path: &Path, mode: &str) -> i32 {
     };
     let mut out = std::io::stdout().lock();
     let mut emit = |ev: &ClientEvent| {
-        let _ = writeln!(out, "{}", serde_json::to_string(ev).expect("events serialize"));
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string(ev).expect("events serialize")
+        );
         let _ = out.flush();
     };
     let mut run = match launch(&spec.launch, stderr_path, spec.scenario.stdin_null) {
@@ -691,7 +824,9 @@ pub fn client_main(stderr_path: &Path, mode: &str) -> i32 {
             return 0;
         }
     };
-    emit(&ClientEvent::Spawned { pid: run.child.id() });
+    emit(&ClientEvent::Spawned {
+        pid: run.child.id(),
+    });
     match handshake(&mut run, spec.protocol, &spec.budgets, stderr_path) {
         Ok(handshake) => {
             let stdout = run.record.lock().unwrap_or_else(|p| p.into_inner()).clone();
@@ -735,5 +870,9 @@ pub fn default_helper() -> Option<PathBuf> {
         }
     }
     // Installed (`cargo install`), for crates that use this one as a dev-dependency.
-    std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|d| d.join("mcp-shutdown")).find(|p| p.is_file()))
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("mcp-shutdown"))
+            .find(|p| p.is_file())
+    })
 }

@@ -16,7 +16,11 @@ use crate::runner::{bundled_suite, Case, Harness};
 use crate::scenario::SCENARIOS;
 
 #[derive(Parser, Debug)]
-#[command(name = "mcp-shutdown", version, about = "How do MCP stdio servers behave when their session ends?")]
+#[command(
+    name = "mcp-shutdown",
+    version,
+    about = "How do MCP stdio servers behave when their session ends?"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Cmd,
@@ -160,7 +164,9 @@ pub fn main() -> ExitCode {
             let helper = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("mcp-shutdown"));
             ExitCode::from(crate::case::supervisor_main(&helper) as u8)
         }
-        Cmd::Client { stderr, mode } => ExitCode::from(crate::case::client_main(&stderr, &mode) as u8),
+        Cmd::Client { stderr, mode } => {
+            ExitCode::from(crate::case::client_main(&stderr, &mode) as u8)
+        }
         Cmd::Rules { spec } => rules(spec),
         Cmd::Report { action } => report_cmd(action),
         Cmd::Diff { old, new } => match (load_report(&old), load_report(&new)) {
@@ -175,9 +181,17 @@ pub fn main() -> ExitCode {
             }
             (Err(e), _) | (_, Err(e)) => usage_error(&e),
         },
-        Cmd::Run { manifests, servers, opts } => {
+        Cmd::Run {
+            manifests,
+            servers,
+            opts,
+        } => {
             let bundled = manifests.is_empty();
-            let paths = if bundled { vec![bundled_suite()] } else { manifests };
+            let paths = if bundled {
+                vec![bundled_suite()]
+            } else {
+                manifests
+            };
             let loaded = match manifest::load_all(&paths) {
                 Ok(m) => m,
                 Err(e) => return usage_error(&e.to_string()),
@@ -185,16 +199,28 @@ pub fn main() -> ExitCode {
             for s in &servers {
                 if !loaded.iter().any(|m| &m.name == s) {
                     let known: Vec<&str> = loaded.iter().map(|m| m.name.as_str()).collect();
-                    return usage_error(&format!("unknown server `{s}` (known: {})", known.join(", ")));
+                    return usage_error(&format!(
+                        "unknown server `{s}` (known: {})",
+                        known.join(", ")
+                    ));
                 }
             }
-            let chosen: Vec<Manifest> = loaded.into_iter().filter(|m| servers.is_empty() || servers.contains(&m.name)).collect();
-            let default_baseline = bundled.then(|| bundled_suite().with_file_name("expected-failures.toml")).filter(|p| p.is_file());
+            let chosen: Vec<Manifest> = loaded
+                .into_iter()
+                .filter(|m| servers.is_empty() || servers.contains(&m.name))
+                .collect();
+            let default_baseline = bundled
+                .then(|| bundled_suite().with_file_name("expected-failures.toml"))
+                .filter(|p| p.is_file());
             execute(chosen, &opts, default_baseline)
         }
         Cmd::Check { opts, command } => {
             let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-            execute(vec![manifest::adhoc(&command[0], &command[1..], &cwd)], &opts, None)
+            execute(
+                vec![manifest::adhoc(&command[0], &command[1..], &cwd)],
+                &opts,
+                None,
+            )
         }
     }
 }
@@ -206,12 +232,17 @@ fn usage_error(msg: &str) -> ExitCode {
 
 fn load_report(path: &std::path::Path) -> Result<Report, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{}: not a mcp-shutdown JSON report: {e}", path.display()))
+    serde_json::from_str(&text)
+        .map_err(|e| format!("{}: not a mcp-shutdown JSON report: {e}", path.display()))
 }
 
 fn report_cmd(action: ReportCmd) -> ExitCode {
     let result = match action {
-        ReportCmd::Render { from, format, pruned } => load_report(&from).map(|r| {
+        ReportCmd::Render {
+            from,
+            format,
+            pruned,
+        } => load_report(&from).map(|r| {
             if pruned {
                 print!("{}", crate::diff::render_pruned(&r));
             } else {
@@ -229,7 +260,8 @@ fn report_cmd(action: ReportCmd) -> ExitCode {
             for b in render::badge::badges(&r) {
                 let stem = out.join(b.file_stem());
                 std::fs::write(stem.with_extension("svg"), b.svg()).map_err(|e| e.to_string())?;
-                std::fs::write(stem.with_extension("json"), b.endpoint_json()).map_err(|e| e.to_string())?;
+                std::fs::write(stem.with_extension("json"), b.endpoint_json())
+                    .map_err(|e| e.to_string())?;
                 println!("{}: {} ({})", b.server, b.message, b.color.name());
             }
             Ok(())
@@ -263,9 +295,18 @@ fn rules(spec: Option<String>) -> ExitCode {
     }
     println!("rules for spec {rev}:\n");
     for r in &cat.rules {
-        let level = r.levels.get(&rev).copied().unwrap_or(crate::rules::Level::Info);
+        let level = r
+            .levels
+            .get(&rev)
+            .copied()
+            .unwrap_or(crate::rules::Level::Info);
         println!("{:<28} {:<6} {}", r.id, level.to_string(), r.title);
-        println!("{:<28} scenarios: {}; basis: {:?}", "", r.scenarios.join(", "), r.basis);
+        println!(
+            "{:<28} scenarios: {}; basis: {:?}",
+            "",
+            r.scenarios.join(", "),
+            r.basis
+        );
         for x in r.references.iter().filter(|x| x.revisions.contains(&rev)) {
             println!("{:<28} \"{}\"", "", x.quote);
             println!("{:<28} {}", "", x.url.replace("{revision}", &rev));
@@ -276,8 +317,16 @@ fn rules(spec: Option<String>) -> ExitCode {
 }
 
 fn execute(servers: Vec<Manifest>, opts: &RunOpts, default_baseline: Option<PathBuf>) -> ExitCode {
-    let baseline_path = if opts.no_baseline { None } else { opts.baseline.clone().or(default_baseline) };
-    let baseline = match baseline_path.as_deref().map(crate::baseline::Baseline::load).transpose() {
+    let baseline_path = if opts.no_baseline {
+        None
+    } else {
+        opts.baseline.clone().or(default_baseline)
+    };
+    let baseline = match baseline_path
+        .as_deref()
+        .map(crate::baseline::Baseline::load)
+        .transpose()
+    {
         Ok(b) => b,
         Err(e) => return usage_error(&e),
     };
@@ -285,7 +334,10 @@ fn execute(servers: Vec<Manifest>, opts: &RunOpts, default_baseline: Option<Path
         return usage_error("cannot find the mcp-shutdown binary (set MCP_SHUTDOWN_BIN)");
     };
     let cat = harness.catalogue().clone();
-    let rev = opts.spec.clone().unwrap_or_else(|| cat.default_revision.clone());
+    let rev = opts
+        .spec
+        .clone()
+        .unwrap_or_else(|| cat.default_revision.clone());
     if let Err(e) = cat.check_revision(&rev) {
         return usage_error(&e.to_string());
     }
@@ -299,30 +351,50 @@ fn execute(servers: Vec<Manifest>, opts: &RunOpts, default_baseline: Option<Path
     };
     for s in &scenarios {
         if !all.contains(s) {
-            return usage_error(&format!("unknown scenario `{s}` (known: {}, or `all`)", all.join(", ")));
+            return usage_error(&format!(
+                "unknown scenario `{s}` (known: {}, or `all`)",
+                all.join(", ")
+            ));
         }
     }
     // A progress line only for a person watching: never in logs or pipes.
     let harness = harness.progress(std::io::IsTerminal::is_terminal(&std::io::stderr()));
-    let harness = harness.jobs(opts.jobs).revision(rev).budgets(BudgetOverrides {
-        prompt_ms: opts.prompt_ms,
-        grace_ms: opts.grace_ms,
-        observe_ms: opts.observe_ms,
-        handshake_ms: opts.handshake_ms,
-    });
+    let harness = harness
+        .jobs(opts.jobs)
+        .revision(rev)
+        .budgets(BudgetOverrides {
+            prompt_ms: opts.prompt_ms,
+            grace_ms: opts.grace_ms,
+            observe_ms: opts.observe_ms,
+            handshake_ms: opts.handshake_ms,
+        });
     let mut cases: Vec<Case> = servers
         .iter()
-        .flat_map(|m| scenarios.iter().map(|s| Case { manifest: m.clone(), scenario: s.clone() }))
+        .flat_map(|m| {
+            scenarios.iter().map(|s| Case {
+                manifest: m.clone(),
+                scenario: s.clone(),
+            })
+        })
         .collect();
     if let Some(p) = &opts.partition {
         let Some((k, m)) = partition(p) else {
             return usage_error(&format!("--partition {p}: expected K/M with 1 <= K <= M"));
         };
-        cases = cases.into_iter().enumerate().filter(|(i, _)| i % m == k - 1).map(|(_, c)| c).collect();
+        cases = cases
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| i % m == k - 1)
+            .map(|(_, c)| c)
+            .collect();
     }
     // Ctrl-C / SIGTERM: every supervisor kills its tree; the run then ends with 130.
     let interrupted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    if let Ok(mut signals) = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP]) {
+    if let Ok(mut signals) = signal_hook::iterator::Signals::new([
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ]) {
         let h = harness.clone();
         let flag = interrupted.clone();
         std::thread::spawn(move || {
@@ -365,9 +437,17 @@ fn execute(servers: Vec<Manifest>, opts: &RunOpts, default_baseline: Option<Path
         if opts.format == Format::Text || cmp.fails() {
             eprint!("{}", cmp.render());
         }
-        return if cmp.fails() { ExitCode::from(1) } else { ExitCode::SUCCESS };
+        return if cmp.fails() {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        };
     }
-    let threshold = if opts.fail_on == FailOn::Should { Status::Warning } else { Status::Failure };
+    let threshold = if opts.fail_on == FailOn::Should {
+        Status::Warning
+    } else {
+        Status::Failure
+    };
     if report.fails(threshold) {
         ExitCode::from(1)
     } else {

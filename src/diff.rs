@@ -41,7 +41,14 @@ type Key = (String, String, String);
 fn statuses(r: &Report) -> BTreeMap<Key, Status> {
     r.results
         .iter()
-        .flat_map(|x| x.checks.iter().map(move |c| ((x.server.clone(), x.scenario.clone(), c.id.clone()), c.status)))
+        .flat_map(|x| {
+            x.checks.iter().map(move |c| {
+                (
+                    (x.server.clone(), x.scenario.clone(), c.id.clone()),
+                    c.status,
+                )
+            })
+        })
         .collect()
 }
 
@@ -85,14 +92,27 @@ pub fn render_diff(rows: &[Row]) -> String {
         count(Change::Unchanged)
     );
     let show = |s: Option<Status>| s.map_or_else(|| "–".to_string(), |s| s.to_string());
-    for (title, c) in [("Fixed", Change::Fixed), ("Broken", Change::Broken), ("New", Change::New), ("Removed", Change::Removed)] {
+    for (title, c) in [
+        ("Fixed", Change::Fixed),
+        ("Broken", Change::Broken),
+        ("New", Change::New),
+        ("Removed", Change::Removed),
+    ] {
         let list: Vec<&Row> = rows.iter().filter(|r| r.change == c).collect();
         if list.is_empty() {
             continue;
         }
         let _ = writeln!(out, "\n### {title}\n\n| server | scenario | rule | before | after |\n| --- | --- | --- | --- | --- |");
         for r in list {
-            let _ = writeln!(out, "| {} | {} | {} | {} | {} |", r.server, r.scenario, r.rule, show(r.old), show(r.new));
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |",
+                r.server,
+                r.scenario,
+                r.rule,
+                show(r.old),
+                show(r.new)
+            );
         }
     }
     out
@@ -103,7 +123,10 @@ pub fn render_diff(rows: &[Row]) -> String {
 pub fn render_pruned(report: &Report) -> String {
     let mut by_shape: BTreeMap<String, Vec<&str>> = BTreeMap::new();
     for (name, info) in &report.servers {
-        by_shape.entry(info.shape.clone().unwrap_or_else(|| "?".into())).or_default().push(name);
+        by_shape
+            .entry(info.shape.clone().unwrap_or_else(|| "?".into()))
+            .or_default()
+            .push(name);
     }
     let stage = |server: &str, scenario: &str| {
         report
@@ -130,14 +153,27 @@ pub fn render_pruned(report: &Report) -> String {
         }
         let rows: Vec<(&str, Vec<String>)> = scenarios
             .iter()
-            .map(|sc| (*sc, servers.iter().map(|sv| stage(sv, sc).unwrap_or_else(|| "-".into())).collect::<Vec<_>>()))
+            .map(|sc| {
+                (
+                    *sc,
+                    servers
+                        .iter()
+                        .map(|sv| stage(sv, sc).unwrap_or_else(|| "-".into()))
+                        .collect::<Vec<_>>(),
+                )
+            })
             .filter(|(_, cells)| cells.iter().any(|c| c != &cells[0]))
             .collect();
         agreeing += scenarios.len() - rows.len();
         if rows.is_empty() {
             continue;
         }
-        let _ = writeln!(out, "shape `{shape}`: {} servers disagree on {} ending(s)", servers.len(), rows.len());
+        let _ = writeln!(
+            out,
+            "shape `{shape}`: {} servers disagree on {} ending(s)",
+            servers.len(),
+            rows.len()
+        );
         for (sc, cells) in rows {
             let _ = writeln!(out, "  {sc}:");
             for (sv, c) in servers.iter().zip(cells) {
@@ -145,7 +181,10 @@ pub fn render_pruned(report: &Report) -> String {
             }
         }
     }
-    let _ = writeln!(out, "({agreeing} shape × ending rows where every server agrees are folded away)");
+    let _ = writeln!(
+        out,
+        "({agreeing} shape × ending rows where every server agrees are folded away)"
+    );
     out
 }
 
@@ -177,20 +216,40 @@ mod tests {
             .collect();
         let mut rep = Report::new("2026-07-28", Default::default(), results);
         for (server, ..) in rows {
-            rep.servers.insert(server.to_string(), ServerInfo { shape: Some("timer".into()), ..Default::default() });
+            rep.servers.insert(
+                server.to_string(),
+                ServerInfo {
+                    shape: Some("timer".into()),
+                    ..Default::default()
+                },
+            );
         }
         rep
     }
 
     #[test]
     fn fixed_broken_new_removed() {
-        let old = report(&[("a", "close", Stage::Sigterm, Status::Warning), ("b", "close", Stage::Eof, Status::Success), ("c", "close", Stage::Eof, Status::Success)]);
-        let new = report(&[("a", "close", Stage::Eof, Status::Success), ("b", "close", Stage::Sigterm, Status::Warning), ("d", "close", Stage::Eof, Status::Success)]);
+        let old = report(&[
+            ("a", "close", Stage::Sigterm, Status::Warning),
+            ("b", "close", Stage::Eof, Status::Success),
+            ("c", "close", Stage::Eof, Status::Success),
+        ]);
+        let new = report(&[
+            ("a", "close", Stage::Eof, Status::Success),
+            ("b", "close", Stage::Sigterm, Status::Warning),
+            ("d", "close", Stage::Eof, Status::Success),
+        ]);
         let rows = diff(&old, &new);
         let change = |s: &str| rows.iter().find(|r| r.server == s).unwrap().change;
-        assert_eq!((change("a"), change("b"), change("c"), change("d")), (Change::Fixed, Change::Broken, Change::Removed, Change::New));
+        assert_eq!(
+            (change("a"), change("b"), change("c"), change("d")),
+            (Change::Fixed, Change::Broken, Change::Removed, Change::New)
+        );
         let md = render_diff(&rows);
-        assert!(md.contains("1 fixed · 1 broken · 1 new · 1 removed"), "{md}");
+        assert!(
+            md.contains("1 fixed · 1 broken · 1 new · 1 removed"),
+            "{md}"
+        );
     }
 
     #[test]
@@ -203,6 +262,9 @@ mod tests {
         ]);
         let text = render_pruned(&r);
         assert!(text.contains("exit:") && !text.contains("close:"), "{text}");
-        assert!(text.contains("1 shape × ending rows where every server agrees"), "{text}");
+        assert!(
+            text.contains("1 shape × ending rows where every server agrees"),
+            "{text}"
+        );
     }
 }

@@ -20,8 +20,8 @@ compile_error!("mcp-shutdown-conformance needs Linux (pidfd, PR_SET_CHILD_SUBREA
 pub mod baseline;
 pub mod budgets;
 pub mod case;
-pub mod diff;
 pub mod cli;
+pub mod diff;
 pub mod manifest;
 pub mod mcp;
 pub mod observation;

@@ -35,7 +35,10 @@ pub struct InflightRequest {
 
 impl Default for InflightRequest {
     fn default() -> Self {
-        Self { method: "ping".into(), params: None }
+        Self {
+            method: "ping".into(),
+            params: None,
+        }
     }
 }
 
@@ -154,7 +157,12 @@ fn position(text: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
-fn err_at(path: &Path, text: &str, span: Option<std::ops::Range<usize>>, msg: String) -> ManifestError {
+fn err_at(
+    path: &Path,
+    text: &str,
+    span: Option<std::ops::Range<usize>>,
+    msg: String,
+) -> ManifestError {
     let (line, column) = match span {
         Some(s) => {
             let (l, c) = position(text, s.start);
@@ -172,10 +180,13 @@ fn err_at(path: &Path, text: &str, span: Option<std::ops::Range<usize>>, msg: St
 
 pub fn valid_name(name: &str) -> bool {
     !name.is_empty()
+        && name.chars().all(|c| {
+            c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.' || c == '_'
+        })
         && name
             .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.' || c == '_')
-        && name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
 }
 
 /// Parses one manifest's text; `path` is used for messages and to resolve relative paths.
@@ -184,18 +195,37 @@ pub fn parse(path: &Path, text: &str) -> Result<Manifest, ManifestError> {
         // toml's message already names the field ("unknown field `comand`, expected ...");
         // a few syntax errors (a key with no value at the end) come without one.
         let msg = e.message().trim();
-        let msg = if msg.is_empty() { "invalid TOML: expected a value here" } else { msg };
+        let msg = if msg.is_empty() {
+            "invalid TOML: expected a value here"
+        } else {
+            msg
+        };
         err_at(path, text, e.span(), msg.to_string())
     })?;
     // toml hands a datetime to serde as a one-entry table with a private key.
     if let Some(env) = &raw.env {
-        if env.get_ref().keys().any(|k| k.starts_with("$__toml_private")) {
-            return Err(err_at(path, text, Some(env.span()), "field `env`: invalid type: datetime, expected a table of strings".into()));
+        if env
+            .get_ref()
+            .keys()
+            .any(|k| k.starts_with("$__toml_private"))
+        {
+            return Err(err_at(
+                path,
+                text,
+                Some(env.span()),
+                "field `env`: invalid type: datetime, expected a table of strings".into(),
+            ));
         }
     }
     let base = path
         .parent()
-        .map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p })
+        .map(|p| {
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            }
+        })
         .unwrap_or(Path::new("."));
     let base = std::path::absolute(base).unwrap_or_else(|_| base.to_path_buf());
 
@@ -211,7 +241,12 @@ pub fn parse(path: &Path, text: &str) -> Result<Manifest, ManifestError> {
         ));
     }
     if raw.command.get_ref().trim().is_empty() {
-        return Err(err_at(path, text, Some(raw.command.span()), "field `command`: must not be empty".into()));
+        return Err(err_at(
+            path,
+            text,
+            Some(raw.command.span()),
+            "field `command`: must not be empty".into(),
+        ));
     }
     let cwd = match &raw.cwd {
         Some(c) => {
@@ -233,7 +268,12 @@ pub fn parse(path: &Path, text: &str) -> Result<Manifest, ManifestError> {
         None => None,
         Some(s) => {
             if s.command.get_ref().is_empty() {
-                return Err(err_at(path, text, Some(s.command.span()), "field `setup.command`: must not be empty".into()));
+                return Err(err_at(
+                    path,
+                    text,
+                    Some(s.command.span()),
+                    "field `setup.command`: must not be empty".into(),
+                ));
             }
             let scwd = match &s.cwd {
                 Some(c) => {
@@ -243,7 +283,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Manifest, ManifestError> {
                             path,
                             text,
                             Some(c.span()),
-                            format!("field `setup.cwd`: directory {} does not exist", p.display()),
+                            format!(
+                                "field `setup.cwd`: directory {} does not exist",
+                                p.display()
+                            ),
                         ));
                     }
                     p
@@ -370,11 +413,21 @@ pub fn adhoc(command: &str, args: &[String], cwd: &Path) -> Manifest {
         .unwrap_or_default();
     let name: String = base
         .chars()
-        .map(|c| if valid_name(&c.to_string()) || c == '-' || c == '.' { c } else { '-' })
+        .map(|c| {
+            if valid_name(&c.to_string()) || c == '-' || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect();
     Manifest {
         path: None,
-        name: if valid_name(&name) { name } else { "server".into() },
+        name: if valid_name(&name) {
+            name
+        } else {
+            "server".into()
+        },
         description: format!("ad-hoc: {command} {}", args.join(" ")),
         launch: Launch {
             command: resolve_command(command, cwd),
@@ -419,7 +472,11 @@ mod tests {
     #[test]
     fn missing_field_is_named() {
         let e = parse_str("name = \"a\"\n").unwrap_err();
-        assert!(e.message.contains("missing field `command`"), "{}", e.message);
+        assert!(
+            e.message.contains("missing field `command`"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

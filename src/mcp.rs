@@ -117,7 +117,11 @@ pub fn read_stdout(mut stdout: impl Read, record: Arc<Mutex<StdoutRecord>>, tx: 
     let mut listening = true;
     let finish = |line: &[u8], too_long: bool, listening: &mut bool, rec: &mut StdoutRecord| {
         rec.lines += 1;
-        let verdict = if too_long { Err(ViolationKind::TooLong) } else { classify(line) };
+        let verdict = if too_long {
+            Err(ViolationKind::TooLong)
+        } else {
+            classify(line)
+        };
         match verdict {
             Ok(v) => {
                 rec.messages += 1;
@@ -157,7 +161,12 @@ pub fn read_stdout(mut stdout: impl Read, record: Arc<Mutex<StdoutRecord>>, tx: 
             if !too_long {
                 line.extend_from_slice(&chunk[..pos]);
             }
-            finish(&line, too_long || line.len() > MAX_LINE, &mut listening, &mut rec);
+            finish(
+                &line,
+                too_long || line.len() > MAX_LINE,
+                &mut listening,
+                &mut rec,
+            );
             line.clear();
             too_long = false;
             chunk = &chunk[pos + 1..];
@@ -178,7 +187,11 @@ pub fn read_stdout(mut stdout: impl Read, record: Arc<Mutex<StdoutRecord>>, tx: 
         if rec.first_violation.is_none() {
             rec.first_violation = Some(Violation {
                 line: rec.lines,
-                kind: if too_long { ViolationKind::TooLong } else { ViolationKind::Unterminated },
+                kind: if too_long {
+                    ViolationKind::TooLong
+                } else {
+                    ViolationKind::Unterminated
+                },
                 excerpt: excerpt(&line),
             });
         }
@@ -213,16 +226,29 @@ pub struct HandshakeInfo {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum HandshakeFailure {
     #[error("no answer to `{request}` within {waited_ms} ms")]
-    Timeout { request: &'static str, waited_ms: u64 },
+    Timeout {
+        request: &'static str,
+        waited_ms: u64,
+    },
     #[error("the server closed its stdout before answering `{request}`")]
     StdoutClosed { request: &'static str },
     #[error("cannot write `{request}` to the server's stdin: {error}")]
-    WriteFailed { request: &'static str, error: String },
+    WriteFailed {
+        request: &'static str,
+        error: String,
+    },
     #[error("the server answered `{request}` with an error: {error}")]
-    Rejected { request: &'static str, error: String },
+    Rejected {
+        request: &'static str,
+        error: String,
+    },
 }
 
-fn send(stdin: &mut impl Write, msg: &Value, request: &'static str) -> Result<(), HandshakeFailure> {
+fn send(
+    stdin: &mut impl Write,
+    msg: &Value,
+    request: &'static str,
+) -> Result<(), HandshakeFailure> {
     let mut line = serde_json::to_vec(msg).expect("JSON values serialize");
     line.push(b'\n');
     stdin
@@ -253,7 +279,9 @@ fn await_response(
                     waited_ms: ms_between(started_ns, mono_ns()) as u64,
                 })
             }
-            Err(RecvTimeoutError::Disconnected) => return Err(HandshakeFailure::StdoutClosed { request }),
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(HandshakeFailure::StdoutClosed { request })
+            }
         };
         let msg = match ev {
             WireEvent::Eof => return Err(HandshakeFailure::StdoutClosed { request }),
@@ -305,9 +333,18 @@ pub fn handshake(
         send(stdin, &init, "initialize")?;
         let resp = await_response(stdin, rx, 1, "initialize", deadline, started_ns)?;
         if let Some(result) = resp.get("result") {
-            info.protocol_version = result.get("protocolVersion").and_then(Value::as_str).map(String::from);
-            info.server_name = result.pointer("/serverInfo/name").and_then(Value::as_str).map(String::from);
-            info.server_version = result.pointer("/serverInfo/version").and_then(Value::as_str).map(String::from);
+            info.protocol_version = result
+                .get("protocolVersion")
+                .and_then(Value::as_str)
+                .map(String::from);
+            info.server_name = result
+                .pointer("/serverInfo/name")
+                .and_then(Value::as_str)
+                .map(String::from);
+            info.server_version = result
+                .pointer("/serverInfo/version")
+                .and_then(Value::as_str)
+                .map(String::from);
             send(
                 stdin,
                 &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
@@ -324,7 +361,11 @@ pub fn handshake(
     } else {
         info.mode = HandshakeMode::Stateless;
     }
-    send(stdin, &json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}), "ping")?;
+    send(
+        stdin,
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
+        "ping",
+    )?;
     // Any answer, result or error, shows the server is serving requests.
     await_response(stdin, rx, 2, "ping", deadline, started_ns)?;
     info.ms = ms_between(started_ns, mono_ns());
@@ -359,9 +400,15 @@ mod tests {
     fn records_first_violation_and_keeps_reading() {
         let input = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\nlog line\n\xff\n{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"roots/list\"}\n";
         let (r, evs) = read_all(input);
-        assert_eq!((r.lines, r.messages, r.violations, r.server_requests), (4, 2, 2, 1));
+        assert_eq!(
+            (r.lines, r.messages, r.violations, r.server_requests),
+            (4, 2, 2, 1)
+        );
         let v = r.first_violation.unwrap();
-        assert_eq!((v.line, v.kind, v.excerpt.as_str()), (2, ViolationKind::NotJson, "log line"));
+        assert_eq!(
+            (v.line, v.kind, v.excerpt.as_str()),
+            (2, ViolationKind::NotJson, "log line")
+        );
         assert!(r.closed);
         assert_eq!(evs.len(), 3); // two messages and EOF
     }
@@ -394,25 +441,64 @@ mod tests {
     #[test]
     fn handshake_answers_server_requests_and_times_out() {
         let (tx, rx) = channel();
-        tx.send(WireEvent::Message(json!({"jsonrpc":"2.0","id":"s1","method":"ping"}))).unwrap();
+        tx.send(WireEvent::Message(
+            json!({"jsonrpc":"2.0","id":"s1","method":"ping"}),
+        ))
+        .unwrap();
         tx.send(WireEvent::Message(json!({"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","serverInfo":{"name":"s","version":"1"}}}))).unwrap();
-        tx.send(WireEvent::Message(json!({"jsonrpc":"2.0","id":2,"result":{}}))).unwrap();
+        tx.send(WireEvent::Message(
+            json!({"jsonrpc":"2.0","id":2,"result":{}}),
+        ))
+        .unwrap();
         let mut sink = Vec::new();
-        let info = handshake(&mut sink, &rx, Protocol::Auto, Duration::from_secs(5), mono_ns()).unwrap();
+        let info = handshake(
+            &mut sink,
+            &rx,
+            Protocol::Auto,
+            Duration::from_secs(5),
+            mono_ns(),
+        )
+        .unwrap();
         assert_eq!(info.mode, HandshakeMode::Initialize);
         assert_eq!(info.server_name.as_deref(), Some("s"));
         let written = String::from_utf8(sink).unwrap();
         assert_eq!(written.lines().count(), 4, "{written}"); // initialize, ping reply, initialized, ping
-        let e = handshake(&mut Vec::new(), &rx, Protocol::Auto, Duration::from_millis(20), mono_ns()).unwrap_err();
-        assert!(matches!(e, HandshakeFailure::Timeout { request: "initialize", .. }));
+        let e = handshake(
+            &mut Vec::new(),
+            &rx,
+            Protocol::Auto,
+            Duration::from_millis(20),
+            mono_ns(),
+        )
+        .unwrap_err();
+        assert!(matches!(
+            e,
+            HandshakeFailure::Timeout {
+                request: "initialize",
+                ..
+            }
+        ));
     }
 
     #[test]
     fn stateless_server_is_detected() {
         let (tx, rx) = channel();
-        tx.send(WireEvent::Message(json!({"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}))).unwrap();
-        tx.send(WireEvent::Message(json!({"jsonrpc":"2.0","id":2,"result":{}}))).unwrap();
-        let info = handshake(&mut Vec::new(), &rx, Protocol::Auto, Duration::from_secs(5), mono_ns()).unwrap();
+        tx.send(WireEvent::Message(
+            json!({"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}),
+        ))
+        .unwrap();
+        tx.send(WireEvent::Message(
+            json!({"jsonrpc":"2.0","id":2,"result":{}}),
+        ))
+        .unwrap();
+        let info = handshake(
+            &mut Vec::new(),
+            &rx,
+            Protocol::Auto,
+            Duration::from_secs(5),
+            mono_ns(),
+        )
+        .unwrap();
         assert_eq!(info.mode, HandshakeMode::Stateless);
     }
 }

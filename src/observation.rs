@@ -132,12 +132,19 @@ pub fn leftovers(alive: &[ProcInfo], before: &[ProcInfo]) -> Vec<Leftover> {
     alive
         .iter()
         .map(|p| {
-            let parent = before.iter().find(|b| b.pid == p.pid).map(|b| b.ppid).unwrap_or(p.ppid);
+            let parent = before
+                .iter()
+                .find(|b| b.pid == p.pid)
+                .map(|b| b.ppid)
+                .unwrap_or(p.ppid);
             Leftover {
                 pid: p.pid,
                 cmdline: p.cmdline.clone(),
                 started_by: Some(parent),
-                started_by_cmdline: before.iter().find(|b| b.pid == parent).map(|b| b.cmdline.clone()),
+                started_by_cmdline: before
+                    .iter()
+                    .find(|b| b.pid == parent)
+                    .map(|b| b.cmdline.clone()),
             }
         })
         .collect()

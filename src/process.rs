@@ -267,7 +267,10 @@ pub fn proc_info(pid: i32) -> Option<ProcInfo> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name is in parentheses and may itself contain ") ".
     let close = stat.rfind(')')?;
-    let comm = stat.get(stat.find('(')? + 1..close).unwrap_or("").to_string();
+    let comm = stat
+        .get(stat.find('(')? + 1..close)
+        .unwrap_or("")
+        .to_string();
     let mut rest = stat.get(close + 2..)?.split_whitespace();
     let state = rest.next()?.chars().next()?;
     let ppid = rest.next()?.parse().ok()?;
@@ -466,7 +469,9 @@ pub fn signal_hint(runtime: Option<&str>, signal: SignalName) -> String {
 
 /// Reads what holds `pid` from `/proc`. Best effort: missing entries are skipped.
 pub fn diagnose(pid: i32) -> Diagnostics {
-    let exe = fs::read_link(format!("/proc/{pid}/exe")).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+    let exe = fs::read_link(format!("/proc/{pid}/exe"))
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let runtime = runtime_of(&exe);
     let mut names: Vec<String> = fs::read_dir(format!("/proc/{pid}/task"))
         .map(|d| {
@@ -481,14 +486,19 @@ pub fn diagnose(pid: i32) -> Diagnostics {
     let mut i = 0;
     while i < names.len() {
         let n = names[i..].iter().take_while(|x| **x == names[i]).count();
-        thread_names.push(if n > 1 { format!("{} (x{n})", names[i]) } else { names[i].clone() });
+        thread_names.push(if n > 1 {
+            format!("{} (x{n})", names[i])
+        } else {
+            names[i].clone()
+        });
         i += n;
     }
     let mut fds = std::collections::BTreeMap::new();
     if let Ok(d) = fs::read_dir(format!("/proc/{pid}/fd")) {
         for e in d.filter_map(Result::ok) {
             if let Ok(t) = fs::read_link(e.path()) {
-                *fds.entry(fd_kind(&t.to_string_lossy()).to_string()).or_insert(0) += 1;
+                *fds.entry(fd_kind(&t.to_string_lossy()).to_string())
+                    .or_insert(0) += 1;
             }
         }
     }
@@ -506,6 +516,21 @@ pub fn diagnose(pid: i32) -> Diagnostics {
         children,
         hint: hint_for(runtime).to_string(),
     }
+}
+
+/// CPU time in nanoseconds used so far by `pid` and all its descendants, every thread
+/// included (`/proc/<pid>/task/<tid>/schedstat`, nanosecond precision).
+pub fn tree_cpu_ns(pid: i32) -> u64 {
+    let task_ns = |p: i32| -> u64 {
+        fs::read_dir(format!("/proc/{p}/task"))
+            .map(|d| {
+                d.filter_map(|e| fs::read_to_string(e.ok()?.path().join("schedstat")).ok())
+                    .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+                    .sum()
+            })
+            .unwrap_or(0)
+    };
+    task_ns(pid) + descendants(pid).iter().map(|p| task_ns(p.pid)).sum::<u64>()
 }
 
 #[cfg(test)]
@@ -532,7 +557,10 @@ mod tests {
 
     #[test]
     fn descendants_include_grandchildren() {
-        let mut c = std::process::Command::new("sh").args(["-c", "sleep 5 & wait"]).spawn().unwrap();
+        let mut c = std::process::Command::new("sh")
+            .args(["-c", "sleep 5 & wait"])
+            .spawn()
+            .unwrap();
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
         while descendants(c.id() as i32).is_empty() && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
@@ -545,19 +573,4 @@ mod tests {
         let _ = c.kill();
         let _ = c.wait();
     }
-}
-
-/// CPU time in nanoseconds used so far by `pid` and all its descendants, every thread
-/// included (`/proc/<pid>/task/<tid>/schedstat`, nanosecond precision).
-pub fn tree_cpu_ns(pid: i32) -> u64 {
-    let task_ns = |p: i32| -> u64 {
-        fs::read_dir(format!("/proc/{p}/task"))
-            .map(|d| {
-                d.filter_map(|e| fs::read_to_string(e.ok()?.path().join("schedstat")).ok())
-                    .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-                    .sum()
-            })
-            .unwrap_or(0)
-    };
-    task_ns(pid) + descendants(pid).iter().map(|p| task_ns(p.pid)).sum::<u64>()
 }

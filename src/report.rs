@@ -93,10 +93,13 @@ impl Report {
 
     /// Does the run fail at this threshold? (`Warning` also fails on missed SHOULDs.)
     pub fn fails(&self, threshold: Status) -> bool {
-        self.results.iter().flat_map(|r| &r.checks).any(|c| match threshold {
-            Status::Warning => matches!(c.status, Status::Failure | Status::Warning),
-            _ => c.status == Status::Failure,
-        })
+        self.results
+            .iter()
+            .flat_map(|r| &r.checks)
+            .any(|c| match threshold {
+                Status::Warning => matches!(c.status, Status::Failure | Status::Warning),
+                _ => c.status == Status::Failure,
+            })
     }
 
     pub fn to_json(&self) -> String {
@@ -124,7 +127,12 @@ pub fn summarize(results: &[CaseResult]) -> Summary {
 
 /// The worst scored status of a case, for its matrix cell.
 fn mark(r: &CaseResult) -> &'static str {
-    let worst = r.checks.iter().map(|c| c.status).filter(|s| matches!(s, Status::Failure | Status::Warning)).min();
+    let worst = r
+        .checks
+        .iter()
+        .map(|c| c.status)
+        .filter(|s| matches!(s, Status::Failure | Status::Warning))
+        .min();
     match worst {
         Some(Status::Failure) => "FAIL",
         Some(Status::Warning) => "WARN",
@@ -186,11 +194,21 @@ pub fn render_text(report: &Report) -> String {
     out.push('\n');
     for r in &report.results {
         if let Some(e) = &r.error {
-            let _ = writeln!(out, "ERROR    {} {}: {}: {}", r.server, r.scenario, e.kind, e.message);
+            let _ = writeln!(
+                out,
+                "ERROR    {} {}: {}: {}",
+                r.server, r.scenario, e.kind, e.message
+            );
         }
         for c in &r.checks {
-            if matches!(c.status, Status::Failure | Status::Warning) && c.outcome != crate::rules::Outcome::NotTestable {
-                let _ = writeln!(out, "{:<8} {} {} {}: {}", c.status, r.server, r.scenario, c.id, c.message);
+            if matches!(c.status, Status::Failure | Status::Warning)
+                && c.outcome != crate::rules::Outcome::NotTestable
+            {
+                let _ = writeln!(
+                    out,
+                    "{:<8} {} {} {}: {}",
+                    c.status, r.server, r.scenario, c.id, c.message
+                );
             }
         }
         if let Some(n) = &r.note {
@@ -225,7 +243,11 @@ pub fn render_text(report: &Report) -> String {
             d.threads,
             d.thread_names.join(", "),
             fds.join(", "),
-            if d.children.is_empty() { String::new() } else { format!("; children: {}", d.children.join(" | ")) },
+            if d.children.is_empty() {
+                String::new()
+            } else {
+                format!("; children: {}", d.children.join(" | "))
+            },
             d.hint
         );
     }

@@ -149,7 +149,8 @@ impl Catalogue {
     }
 
     pub fn parse(text: &str) -> Result<Self, CatalogueError> {
-        let c: Catalogue = toml::from_str(text).map_err(|e| CatalogueError::Parse(e.to_string()))?;
+        let c: Catalogue =
+            toml::from_str(text).map_err(|e| CatalogueError::Parse(e.to_string()))?;
         for r in &c.rules {
             for rev in &c.revisions {
                 if !r.levels.contains_key(rev) {
@@ -178,14 +179,23 @@ impl Catalogue {
     }
 
     /// Judges one case against every rule that covers its scenario.
-    pub fn judge(&self, result: &CaseResult, scenario: &Scenario, budgets: &Budgets, revision: &str) -> Vec<Check> {
+    pub fn judge(
+        &self,
+        result: &CaseResult,
+        scenario: &Scenario,
+        budgets: &Budgets,
+        revision: &str,
+    ) -> Vec<Check> {
         self.rules
             .iter()
             .filter(|r| r.scenarios.iter().any(|s| s == scenario.family()))
             .map(|r| {
                 let level = r.levels.get(revision).copied().unwrap_or(Level::Info);
                 let (outcome, message) = match &result.error {
-                    Some(e) => (Outcome::NotTestable, format!("Not testable: {} ({})", e.message, e.kind)),
+                    Some(e) => (
+                        Outcome::NotTestable,
+                        format!("Not testable: {} ({})", e.message, e.kind),
+                    ),
                     None => judge_rule(&r.id, result, scenario, budgets, revision),
                 };
                 Check {
@@ -241,33 +251,62 @@ fn ms(x: Option<f64>) -> String {
 fn ending(r: &CaseResult) -> String {
     match r.stage {
         Some(Stage::Eof) => format!("it exited on end-of-file after {}", ms(r.exit_ms)),
-        Some(Stage::Sigterm) => format!("SIGTERM ended it, {} after the session was ended", ms(r.exit_ms)),
-        Some(Stage::Sigint) => format!("SIGINT ended it, {} after the session was ended", ms(r.exit_ms)),
-        Some(Stage::Sigkill) => format!("only SIGKILL ended it, {} after the session was ended", ms(r.exit_ms)),
+        Some(Stage::Sigterm) => format!(
+            "SIGTERM ended it, {} after the session was ended",
+            ms(r.exit_ms)
+        ),
+        Some(Stage::Sigint) => format!(
+            "SIGINT ended it, {} after the session was ended",
+            ms(r.exit_ms)
+        ),
+        Some(Stage::Sigkill) => format!(
+            "only SIGKILL ended it, {} after the session was ended",
+            ms(r.exit_ms)
+        ),
         Some(Stage::Survived) => "still running when the harness stopped waiting".into(),
         None => "it never ran".into(),
     }
 }
 
-fn judge_rule(id: &str, r: &CaseResult, scenario: &Scenario, b: &Budgets, revision: &str) -> (Outcome, String) {
-    let within = |stage: Stage| r.stage == Some(stage) && r.exit_ms.is_some_and(|t| t <= b.prompt_ms as f64);
+fn judge_rule(
+    id: &str,
+    r: &CaseResult,
+    scenario: &Scenario,
+    b: &Budgets,
+    revision: &str,
+) -> (Outcome, String) {
+    let within =
+        |stage: Stage| r.stage == Some(stage) && r.exit_ms.is_some_and(|t| t <= b.prompt_ms as f64);
     let prompt = |_: &CaseResult| within(Stage::Eof);
     match id {
         "stdio-exit-on-eof" => {
             if !scenario.closes_stdin() {
-                (Outcome::NotApplicable, "this client never closes stdin".into())
+                (
+                    Outcome::NotApplicable,
+                    "this client never closes stdin".into(),
+                )
             } else if prompt(r) {
-                (Outcome::Pass, format!("exited {} after stdin closed", ms(r.exit_ms)))
+                (
+                    Outcome::Pass,
+                    format!("exited {} after stdin closed", ms(r.exit_ms)),
+                )
             } else {
                 (
                     Outcome::Fail,
-                    format!("did not exit within {} ms of stdin closing: {}", b.prompt_ms, ending(r)),
+                    format!(
+                        "did not exit within {} ms of stdin closing: {}",
+                        b.prompt_ms,
+                        ending(r)
+                    ),
                 )
             }
         }
         "stdio-exit-on-client-death" => {
             if prompt(r) {
-                (Outcome::Pass, format!("exited {} after its client died", ms(r.exit_ms)))
+                (
+                    Outcome::Pass,
+                    format!("exited {} after its client died", ms(r.exit_ms)),
+                )
             } else if r.stage == Some(Stage::Survived) {
                 (
                     Outcome::Fail,
@@ -279,7 +318,11 @@ fn judge_rule(id: &str, r: &CaseResult, scenario: &Scenario, b: &Budgets, revisi
             } else {
                 (
                     Outcome::Fail,
-                    format!("did not exit within {} ms of its client's death: {}", b.prompt_ms, ending(r)),
+                    format!(
+                        "did not exit within {} ms of its client's death: {}",
+                        b.prompt_ms,
+                        ending(r)
+                    ),
                 )
             }
         }
@@ -296,46 +339,102 @@ fn judge_rule(id: &str, r: &CaseResult, scenario: &Scenario, b: &Budgets, revisi
         },
         "stdio-no-forced-kill" => match r.stage {
             Some(Stage::Sigkill | Stage::Survived) => (Outcome::Fail, ending(r)),
-            _ => (Outcome::Pass, format!("ended before SIGKILL ({})", r.stage.map(|s| s.to_string()).unwrap_or_default())),
+            _ => (
+                Outcome::Pass,
+                format!(
+                    "ended before SIGKILL ({})",
+                    r.stage.map(|s| s.to_string()).unwrap_or_default()
+                ),
+            ),
         },
         "stdio-exit-on-eof-at-start" => match r.stage {
-            Some(Stage::Eof) => (Outcome::Pass, format!("exited {} after it was started with stdin at end-of-file", ms(r.exit_ms))),
-            _ => (Outcome::Fail, format!("started with stdin at end-of-file, it did not exit by itself: {}", ending(r))),
+            Some(Stage::Eof) => (
+                Outcome::Pass,
+                format!(
+                    "exited {} after it was started with stdin at end-of-file",
+                    ms(r.exit_ms)
+                ),
+            ),
+            _ => (
+                Outcome::Fail,
+                format!(
+                    "started with stdin at end-of-file, it did not exit by itself: {}",
+                    ending(r)
+                ),
+            ),
         },
         "process-exit-on-sigterm" => {
             if within(Stage::Sigterm) {
-                (Outcome::Pass, format!("exited {} after SIGTERM", ms(r.exit_ms)))
+                (
+                    Outcome::Pass,
+                    format!("exited {} after SIGTERM", ms(r.exit_ms)),
+                )
             } else {
-                (Outcome::Fail, format!("did not exit within {} ms of SIGTERM (stdin still open): {}", b.prompt_ms, ending(r)))
+                (
+                    Outcome::Fail,
+                    format!(
+                        "did not exit within {} ms of SIGTERM (stdin still open): {}",
+                        b.prompt_ms,
+                        ending(r)
+                    ),
+                )
             }
         }
         "process-exit-on-sigint" => {
             if within(Stage::Sigint) {
-                (Outcome::Pass, format!("exited {} after SIGINT to its process group", ms(r.exit_ms)))
+                (
+                    Outcome::Pass,
+                    format!("exited {} after SIGINT to its process group", ms(r.exit_ms)),
+                )
             } else {
-                (Outcome::Fail, format!("did not exit within {} ms of SIGINT to its process group: {}", b.prompt_ms, ending(r)))
+                (
+                    Outcome::Fail,
+                    format!(
+                        "did not exit within {} ms of SIGINT to its process group: {}",
+                        b.prompt_ms,
+                        ending(r)
+                    ),
+                )
             }
         }
         "process-no-leaked-descendants" => {
             if r.stage == Some(Stage::Survived) {
-                (Outcome::NotApplicable, "the server itself never exited; see the exit rules".into())
+                (
+                    Outcome::NotApplicable,
+                    "the server itself never exited; see the exit rules".into(),
+                )
             } else if r.leftovers.is_empty() {
                 (Outcome::Pass, "nothing it started outlived it".into())
             } else {
                 let list: Vec<String> = r
                     .leftovers
                     .iter()
-                    .map(|l| format!("pid {} `{}` (started by `{}`)", l.pid, l.cmdline, l.started_by_cmdline.as_deref().unwrap_or("?")))
+                    .map(|l| {
+                        format!(
+                            "pid {} `{}` (started by `{}`)",
+                            l.pid,
+                            l.cmdline,
+                            l.started_by_cmdline.as_deref().unwrap_or("?")
+                        )
+                    })
                     .collect();
                 (
                     Outcome::Fail,
-                    format!("{} process(es) it started still ran {} ms after it exited: {}", list.len(), b.prompt_ms, list.join("; ")),
+                    format!(
+                        "{} process(es) it started still ran {} ms after it exited: {}",
+                        list.len(),
+                        b.prompt_ms,
+                        list.join("; ")
+                    ),
                 )
             }
         }
         "stdio-stdout-only-mcp" => {
             if let Some(v) = &r.stdout.first_violation {
-                let kind = serde_json::to_value(v.kind).ok().and_then(|k| k.as_str().map(String::from)).unwrap_or_default();
+                let kind = serde_json::to_value(v.kind)
+                    .ok()
+                    .and_then(|k| k.as_str().map(String::from))
+                    .unwrap_or_default();
                 (
                     Outcome::Fail,
                     format!(
@@ -353,15 +452,27 @@ fn judge_rule(id: &str, r: &CaseResult, scenario: &Scenario, b: &Budgets, revisi
                     ),
                 )
             } else {
-                (Outcome::Pass, format!("{} message(s), all valid JSON-RPC", r.stdout.messages))
+                (
+                    Outcome::Pass,
+                    format!("{} message(s), all valid JSON-RPC", r.stdout.messages),
+                )
             }
         }
         "stdio-inflight-response" => match r.inflight_answered {
-            Some(true) => (Outcome::Pass, "the request in flight was answered before it exited".into()),
-            Some(false) => (Outcome::Fail, "it exited without answering the request in flight (the spec allows this)".into()),
+            Some(true) => (
+                Outcome::Pass,
+                "the request in flight was answered before it exited".into(),
+            ),
+            Some(false) => (
+                Outcome::Fail,
+                "it exited without answering the request in flight (the spec allows this)".into(),
+            ),
             None => (Outcome::NotApplicable, "no request was in flight".into()),
         },
-        other => (Outcome::NotApplicable, format!("no judge for rule `{other}`")),
+        other => (
+            Outcome::NotApplicable,
+            format!("no judge for rule `{other}`"),
+        ),
     }
 }
 
@@ -374,9 +485,15 @@ mod tests {
         let c = Catalogue::parse(BUNDLED).unwrap();
         assert!(c.revisions.contains(&c.default_revision));
         for j in JUDGES {
-            assert!(c.rules.iter().any(|r| r.id == *j), "judge without rule: {j}");
+            assert!(
+                c.rules.iter().any(|r| r.id == *j),
+                "judge without rule: {j}"
+            );
         }
-        let families: Vec<String> = crate::scenario::all_ids().iter().map(|i| i.split(':').next().unwrap().to_string()).collect();
+        let families: Vec<String> = crate::scenario::all_ids()
+            .iter()
+            .map(|i| i.split(':').next().unwrap().to_string())
+            .collect();
         for r in &c.rules {
             for s in &r.scenarios {
                 assert!(families.contains(s), "{}: unknown scenario {s}", r.id);
@@ -396,7 +513,12 @@ mod tests {
     }
 
     fn case(scenario: &str, stage: Option<Stage>, exit_ms: Option<f64>) -> CaseResult {
-        let mut r = CaseResult::failed("s", scenario, crate::observation::ErrorKind::Harness, String::new());
+        let mut r = CaseResult::failed(
+            "s",
+            scenario,
+            crate::observation::ErrorKind::Harness,
+            String::new(),
+        );
         r.error = None;
         r.stage = stage;
         r.exit_ms = exit_ms;
@@ -406,13 +528,18 @@ mod tests {
     fn judge(r: &CaseResult, rev: &str) -> Vec<(String, Status)> {
         let b = Budgets::default();
         let s = Scenario::from_id(&r.scenario, &b).unwrap();
-        Catalogue::bundled().judge(r, &s, &b, rev).into_iter().map(|c| (c.id, c.status)).collect()
+        Catalogue::bundled()
+            .judge(r, &s, &b, rev)
+            .into_iter()
+            .map(|c| (c.id, c.status))
+            .collect()
     }
 
     #[test]
     fn timer_server_scores_differ_by_revision() {
         let r = case("close", Some(Stage::Sigterm), Some(2004.0));
-        let get = |v: &[(String, Status)], id: &str| v.iter().find(|(i, _)| i == id).map(|(_, s)| *s);
+        let get =
+            |v: &[(String, Status)], id: &str| v.iter().find(|(i, _)| i == id).map(|(_, s)| *s);
         let now = judge(&r, "2026-07-28");
         assert_eq!(get(&now, "stdio-exit-on-eof"), Some(Status::Warning));
         assert_eq!(get(&now, "stdio-no-forced-kill"), Some(Status::Success));
@@ -421,7 +548,10 @@ mod tests {
         let orphan = case("crash", Some(Stage::Survived), None);
         let j = judge(&orphan, "2026-07-28");
         assert_eq!(get(&j, "stdio-exit-on-client-death"), Some(Status::Warning));
-        assert_eq!(get(&j, "process-no-leaked-descendants"), Some(Status::Skipped));
+        assert_eq!(
+            get(&j, "process-no-leaked-descendants"),
+            Some(Status::Skipped)
+        );
     }
 
     #[test]
@@ -429,14 +559,21 @@ mod tests {
         let r = case("close", Some(Stage::Eof), Some(1500.0));
         assert_eq!(judge(&r, "2026-07-28")[0].1, Status::Warning);
         let r = case("close", Some(Stage::Eof), Some(12.0));
-        assert!(judge(&r, "2026-07-28").iter().all(|(_, s)| *s == Status::Success));
+        assert!(judge(&r, "2026-07-28")
+            .iter()
+            .all(|(_, s)| *s == Status::Success));
     }
 
     #[test]
     fn server_requests_on_stdout_fail_only_from_2026_07_28() {
         let mut r = case("close", Some(Stage::Eof), Some(12.0));
         r.stdout.server_requests = 1;
-        let find = |v: Vec<(String, Status)>| v.into_iter().find(|(i, _)| i == "stdio-stdout-only-mcp").unwrap().1;
+        let find = |v: Vec<(String, Status)>| {
+            v.into_iter()
+                .find(|(i, _)| i == "stdio-stdout-only-mcp")
+                .unwrap()
+                .1
+        };
         assert_eq!(find(judge(&r, "2026-07-28")), Status::Failure);
         assert_eq!(find(judge(&r, "2025-06-18")), Status::Success);
     }
@@ -445,25 +582,42 @@ mod tests {
     fn a_server_that_would_hang_the_java_client_is_flagged() {
         let r = case("close:java", Some(Stage::Survived), None);
         let j = judge(&r, "2026-07-28");
-        assert!(j.contains(&("stdio-no-forced-kill".into(), Status::Warning)), "{j:?}");
+        assert!(
+            j.contains(&("stdio-no-forced-kill".into(), Status::Warning)),
+            "{j:?}"
+        );
     }
 
     #[test]
     fn clients_that_never_close_stdin_do_not_blame_the_server() {
         let r = case("close:csharp", Some(Stage::Sigkill), Some(5003.0));
         let j = judge(&r, "2026-07-28");
-        assert!(j.iter().filter(|(i, _)| i.starts_with("stdio-")).all(|(i, s)| *s == Status::Skipped || i == "stdio-stdout-only-mcp"), "{j:?}");
+        assert!(
+            j.iter()
+                .filter(|(i, _)| i.starts_with("stdio-"))
+                .all(|(i, s)| *s == Status::Skipped || i == "stdio-stdout-only-mcp"),
+            "{j:?}"
+        );
     }
 
     #[test]
     fn no_handshake_is_not_testable_at_rule_severity() {
-        let r = CaseResult::failed("s", "exit", crate::observation::ErrorKind::HandshakeTimeout, "no answer".into());
+        let r = CaseResult::failed(
+            "s",
+            "exit",
+            crate::observation::ErrorKind::HandshakeTimeout,
+            "no answer".into(),
+        );
         let b = Budgets::default();
         let s = Scenario::from_id("exit", &b).unwrap();
         let checks = Catalogue::bundled().judge(&r, &s, &b, "2026-07-28");
         assert_eq!(checks[0].status, Status::Warning);
-        assert!(checks.iter().all(|c| c.message.starts_with("Not testable:")));
+        assert!(checks
+            .iter()
+            .all(|c| c.message.starts_with("Not testable:")));
         // At its own severity: the stdout rule is a MUST.
-        assert!(checks.iter().any(|c| c.id == "stdio-stdout-only-mcp" && c.status == Status::Failure));
+        assert!(checks
+            .iter()
+            .any(|c| c.id == "stdio-stdout-only-mcp" && c.status == Status::Failure));
     }
 }

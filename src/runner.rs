@@ -29,7 +29,10 @@ impl Case {
     pub fn all_default(manifest: &Manifest) -> Vec<Case> {
         crate::scenario::SCENARIOS
             .iter()
-            .map(|s| Case { manifest: manifest.clone(), scenario: s.to_string() })
+            .map(|s| Case {
+                manifest: manifest.clone(),
+                scenario: s.to_string(),
+            })
             .collect()
     }
 }
@@ -60,7 +63,13 @@ struct Counts {
 /// CPU tokens, process-wide so that parallel tests share them: one per CPU, at least two.
 fn cpu_tokens() -> &'static Semaphore {
     static GATE: OnceLock<Semaphore> = OnceLock::new();
-    GATE.get_or_init(|| Semaphore::new(std::thread::available_parallelism().map_or(2, |n| n.get()).max(2)))
+    GATE.get_or_init(|| {
+        Semaphore::new(
+            std::thread::available_parallelism()
+                .map_or(2, |n| n.get())
+                .max(2),
+        )
+    })
 }
 
 /// A counting semaphore (std has none).
@@ -74,7 +83,10 @@ struct Permit<'a>(&'a Semaphore);
 
 impl Semaphore {
     fn new(n: usize) -> Self {
-        Self { free: Mutex::new(n), cv: std::sync::Condvar::new() }
+        Self {
+            free: Mutex::new(n),
+            cv: std::sync::Condvar::new(),
+        }
     }
 
     fn acquire(&self) -> Permit<'_> {
@@ -186,10 +198,13 @@ impl Harness {
         // Longest first, so the run costs little more than its longest case.
         order.sort_by_key(|&i| {
             let b = self.budgets_for(&cases[i].manifest);
-            std::cmp::Reverse(Scenario::from_id(&cases[i].scenario, &b).map_or(0, |s| s.max_wait_ms()))
+            std::cmp::Reverse(
+                Scenario::from_id(&cases[i].scenario, &b).map_or(0, |s| s.max_wait_ms()),
+            )
         });
         let queue = Mutex::new(order.into_iter().collect::<VecDeque<usize>>());
-        let slots: Vec<Mutex<Option<CaseResult>>> = cases.iter().map(|_| Mutex::new(None)).collect();
+        let slots: Vec<Mutex<Option<CaseResult>>> =
+            cases.iter().map(|_| Mutex::new(None)).collect();
         let finished = AtomicBool::new(false);
         std::thread::scope(|s| {
             if self.progress {
@@ -198,7 +213,8 @@ impl Harness {
             let workers: Vec<_> = (0..self.jobs.min(cases.len()))
                 .map(|_| {
                     s.spawn(|| loop {
-                        let Some(i) = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front() else {
+                        let Some(i) = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front()
+                        else {
                             break;
                         };
                         let r = self.run_one(&cases[i]);
@@ -213,7 +229,11 @@ impl Harness {
         });
         slots
             .into_iter()
-            .map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()).expect("every case ran"))
+            .map(|m| {
+                m.into_inner()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .expect("every case ran")
+            })
             .collect()
     }
 
@@ -222,7 +242,11 @@ impl Harness {
         let mut err = std::io::stderr();
         while !finished.load(Ordering::SeqCst) {
             let c = &self.counts;
-            let (done, running, busy) = (c.done.load(Relaxed), c.running.load(Relaxed), c.busy.load(Relaxed));
+            let (done, running, busy) = (
+                c.done.load(Relaxed),
+                c.running.load(Relaxed),
+                c.busy.load(Relaxed),
+            );
             let _ = write!(
                 err,
                 "\r\x1b[K[{done}/{total}] {busy} starting or timing an exit, {} waiting on a grace period or an orphan",
@@ -239,11 +263,21 @@ impl Harness {
         let m = &case.manifest;
         let budgets = self.budgets_for(m);
         let Some(scenario) = Scenario::from_id(&case.scenario, &budgets) else {
-            return CaseResult::failed(&m.name, &case.scenario, ErrorKind::Harness, format!("unknown scenario `{}`", case.scenario));
+            return CaseResult::failed(
+                &m.name,
+                &case.scenario,
+                ErrorKind::Harness,
+                format!("unknown scenario `{}`", case.scenario),
+            );
         };
         let setup = m.setup.as_ref().map(setup_once).unwrap_or(Ok(()));
         let mut result = if self.interrupted.load(Ordering::SeqCst) {
-            CaseResult::failed(&m.name, &case.scenario, ErrorKind::Harness, "interrupted before it started".into())
+            CaseResult::failed(
+                &m.name,
+                &case.scenario,
+                ErrorKind::Harness,
+                "interrupted before it started".into(),
+            )
         } else if let Err(msg) = setup {
             CaseResult::failed(&m.name, &case.scenario, ErrorKind::SetupFailed, msg)
         } else {
@@ -257,7 +291,9 @@ impl Harness {
             };
             self.supervise(&spec)
         };
-        result.checks = self.catalogue.judge(&result, &scenario, &budgets, &self.revision);
+        result.checks = self
+            .catalogue
+            .judge(&result, &scenario, &budgets, &self.revision);
         result
     }
 
@@ -269,16 +305,29 @@ impl Harness {
     }
 
     fn supervise_inner(&self, spec: &CaseSpec) -> CaseResult {
-        let fail = |msg: String| CaseResult::failed(&spec.server, &spec.scenario.id, ErrorKind::Harness, msg);
+        let fail = |msg: String| {
+            CaseResult::failed(&spec.server, &spec.scenario.id, ErrorKind::Harness, msg)
+        };
         let mut cmd = Command::new(&self.helper);
-        cmd.arg("__case").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.arg("__case")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         // Its own group: a terminal's Ctrl-C reaches the harness, which then stops cases in order.
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         let mut child = match cmd.spawn() {
             Ok(c) => c,
-            Err(e) => return fail(format!("cannot start the supervisor {}: {e}", self.helper.display())),
+            Err(e) => {
+                return fail(format!(
+                    "cannot start the supervisor {}: {e}",
+                    self.helper.display()
+                ))
+            }
         };
-        self.live.lock().unwrap_or_else(|p| p.into_inner()).push(child.id());
+        self.live
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(child.id());
         // The write end stays open until the case is done: it is the supervisor's lifeline.
         let mut lifeline = child.stdin.take().expect("piped");
         let line = serde_json::to_string(spec).expect("spec serializes");
@@ -319,14 +368,23 @@ impl Harness {
         c.done.fetch_add(1, Relaxed);
         let status = child.wait();
         drop(lifeline);
-        self.live.lock().unwrap_or_else(|p| p.into_inner()).retain(|p| *p != child.id());
+        self.live
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|p| *p != child.id());
         let err = err_reader.join().unwrap_or_default();
         match serde_json::from_str::<CaseResult>(out.trim()) {
             Ok(r) => r,
             Err(_) => fail(format!(
                 "the case supervisor ended without a result ({}){}",
-                status.map(|s| crate::process::ExitStatus::from(s).to_string()).unwrap_or_else(|e| e.to_string()),
-                if err.trim().is_empty() { String::new() } else { format!(": {}", err.trim()) }
+                status
+                    .map(|s| crate::process::ExitStatus::from(s).to_string())
+                    .unwrap_or_else(|e| e.to_string()),
+                if err.trim().is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", err.trim())
+                }
             )),
         }
     }
@@ -337,12 +395,18 @@ impl Harness {
 fn setup_once(setup: &crate::manifest::Setup) -> Result<(), String> {
     static DONE: OnceLock<Mutex<HashMap<PathBuf, Result<(), String>>>> = OnceLock::new();
     let done = DONE.get_or_init(Mutex::default);
-    if let Some(r) = done.lock().unwrap_or_else(|p| p.into_inner()).get(&setup.cwd) {
+    if let Some(r) = done
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&setup.cwd)
+    {
         return r.clone();
     }
     // Concurrent callers serialize on the setup's file lock, not on this map.
     let r = crate::setup::ensure(setup).map_err(|e| e.to_string());
-    done.lock().unwrap_or_else(|p| p.into_inner()).insert(setup.cwd.clone(), r.clone());
+    done.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(setup.cwd.clone(), r.clone());
     r
 }
 

@@ -13,7 +13,15 @@ pub const PROFILES: &str = include_str!("../conformance/profiles.toml");
 
 /// The stable scenario IDs a run uses by default, in report order. `close:<profile>` IDs
 /// are added with `--scenario all` or by naming them.
-pub const SCENARIOS: &[&str] = &["close", "exit", "crash", "stdin-null", "sigterm", "sigint", "inflight"];
+pub const SCENARIOS: &[&str] = &[
+    "close",
+    "exit",
+    "crash",
+    "stdin-null",
+    "sigterm",
+    "sigint",
+    "inflight",
+];
 
 /// Who receives a signal.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,9 +58,18 @@ impl Action {
         match self {
             Action::Nothing => "client starts closing".into(),
             Action::CloseStdin => "close stdin".into(),
-            Action::Signal { signal, to: Target::Process } => signal.to_string(),
-            Action::Signal { signal, to: Target::Group } => format!("{signal} to group"),
-            Action::Signal { signal, to: Target::Tree } => format!("{signal} to tree"),
+            Action::Signal {
+                signal,
+                to: Target::Process,
+            } => signal.to_string(),
+            Action::Signal {
+                signal,
+                to: Target::Group,
+            } => format!("{signal} to group"),
+            Action::Signal {
+                signal,
+                to: Target::Tree,
+            } => format!("{signal} to tree"),
             Action::ClientExit => "client exit".into(),
             Action::ClientKill => "client SIGKILL".into(),
         }
@@ -121,7 +138,9 @@ impl std::fmt::Display for Stage {
 /// The stage of a server that exited after `action` (the last one it received).
 pub fn stage_after(action: &Action) -> Stage {
     match action {
-        Action::Nothing | Action::CloseStdin | Action::ClientExit | Action::ClientKill => Stage::Eof,
+        Action::Nothing | Action::CloseStdin | Action::ClientExit | Action::ClientKill => {
+            Stage::Eof
+        }
         Action::Signal { signal, .. } => match signal {
             SignalName::Kill => Stage::Sigkill,
             SignalName::Int => Stage::Sigint,
@@ -171,7 +190,9 @@ struct ProfileFile {
 
 /// The bundled client profiles.
 pub fn profiles() -> Vec<Profile> {
-    toml::from_str::<ProfileFile>(PROFILES).expect("the bundled profiles.toml is valid (tested)").profile
+    toml::from_str::<ProfileFile>(PROFILES)
+        .expect("the bundled profiles.toml is valid (tested)")
+        .profile
 }
 
 /// Every scenario ID: the defaults, then one `close:<profile>` per profile.
@@ -191,11 +212,24 @@ impl Profile {
                 let action = match s.action {
                     ProfileAction::Nothing => Action::Nothing,
                     ProfileAction::CloseStdin => Action::CloseStdin,
-                    ProfileAction::Sigterm => Action::Signal { signal: SignalName::Term, to: s.to },
-                    ProfileAction::Sigint => Action::Signal { signal: SignalName::Int, to: s.to },
-                    ProfileAction::Sigkill => Action::Signal { signal: SignalName::Kill, to: s.to },
+                    ProfileAction::Sigterm => Action::Signal {
+                        signal: SignalName::Term,
+                        to: s.to,
+                    },
+                    ProfileAction::Sigint => Action::Signal {
+                        signal: SignalName::Int,
+                        to: s.to,
+                    },
+                    ProfileAction::Sigkill => Action::Signal {
+                        signal: SignalName::Kill,
+                        to: s.to,
+                    },
                 };
-                let wait_ms = if self.waits_from.as_deref() == Some("grace_ms") { b.grace_ms } else { s.wait_ms };
+                let wait_ms = if self.waits_from.as_deref() == Some("grace_ms") {
+                    b.grace_ms
+                } else {
+                    s.wait_ms
+                };
                 Step { action, wait_ms }
             })
             .collect()
@@ -217,27 +251,59 @@ impl Scenario {
     /// Builds a scenario by its stable ID, with waits from `budgets`.
     pub fn from_id(id: &str, b: &Budgets) -> Option<Self> {
         let sig = |signal, to| Action::Signal { signal, to };
-        let spec = || profiles().into_iter().find(|p| p.id == "spec").expect("spec profile").ladder(b);
+        let spec = || {
+            profiles()
+                .into_iter()
+                .find(|p| p.id == "spec")
+                .expect("spec profile")
+                .ladder(b)
+        };
         let s = match id {
             // The spec's ladder: close stdin, wait, SIGTERM, wait, SIGKILL.
             "close" => Self::new(id, Driver::Direct, spec()),
-            "exit" => Self::new(id, Driver::Client, vec![Step { action: Action::ClientExit, wait_ms: b.observe_ms }]),
-            "crash" => Self::new(id, Driver::Client, vec![Step { action: Action::ClientKill, wait_ms: b.observe_ms }]),
+            "exit" => Self::new(
+                id,
+                Driver::Client,
+                vec![Step {
+                    action: Action::ClientExit,
+                    wait_ms: b.observe_ms,
+                }],
+            ),
+            "crash" => Self::new(
+                id,
+                Driver::Client,
+                vec![Step {
+                    action: Action::ClientKill,
+                    wait_ms: b.observe_ms,
+                }],
+            ),
             // Started with stdin at EOF: start-up is included, so it has the handshake budget
             // (at most 5 s, or slow starters that ignore EOF would cost 30 s) plus the prompt
             // budget to notice.
             "stdin-null" => {
                 let mut steps = spec();
-                steps[0] = Step { action: Action::CloseStdin, wait_ms: b.handshake_ms.min(5000) + b.prompt_ms };
-                Self { stdin_null: true, ..Self::new(id, Driver::Direct, steps) }
+                steps[0] = Step {
+                    action: Action::CloseStdin,
+                    wait_ms: b.handshake_ms.min(5000) + b.prompt_ms,
+                };
+                Self {
+                    stdin_null: true,
+                    ..Self::new(id, Driver::Direct, steps)
+                }
             }
             // A process manager stops it; stdin stays open.
             "sigterm" => Self::new(
                 id,
                 Driver::Direct,
                 vec![
-                    Step { action: sig(SignalName::Term, Target::Process), wait_ms: b.grace_ms },
-                    Step { action: sig(SignalName::Kill, Target::Process), wait_ms: b.grace_ms },
+                    Step {
+                        action: sig(SignalName::Term, Target::Process),
+                        wait_ms: b.grace_ms,
+                    },
+                    Step {
+                        action: sig(SignalName::Kill, Target::Process),
+                        wait_ms: b.grace_ms,
+                    },
                 ],
             ),
             // Ctrl-C in a terminal: SIGINT to the whole foreground process group.
@@ -245,15 +311,27 @@ impl Scenario {
                 id,
                 Driver::Direct,
                 vec![
-                    Step { action: sig(SignalName::Int, Target::Group), wait_ms: b.grace_ms },
-                    Step { action: sig(SignalName::Kill, Target::Group), wait_ms: b.grace_ms },
+                    Step {
+                        action: sig(SignalName::Int, Target::Group),
+                        wait_ms: b.grace_ms,
+                    },
+                    Step {
+                        action: sig(SignalName::Kill, Target::Group),
+                        wait_ms: b.grace_ms,
+                    },
                 ],
             ),
-            "inflight" => Self { inflight: true, ..Self::new(id, Driver::Direct, spec()) },
+            "inflight" => Self {
+                inflight: true,
+                ..Self::new(id, Driver::Direct, spec())
+            },
             other => {
                 let name = other.strip_prefix("close:")?;
                 let p = profiles().into_iter().find(|p| p.id == name)?;
-                Self { unbounded: p.unbounded, ..Self::new(id, Driver::Direct, p.ladder(b)) }
+                Self {
+                    unbounded: p.unbounded,
+                    ..Self::new(id, Driver::Direct, p.ladder(b))
+                }
             }
         };
         Some(s)
@@ -267,7 +345,10 @@ impl Scenario {
     /// Does the ending start with end-of-file on the server's stdin?
     pub fn closes_stdin(&self) -> bool {
         self.steps.first().is_some_and(|s| {
-            matches!(s.action, Action::CloseStdin | Action::ClientExit | Action::ClientKill)
+            matches!(
+                s.action,
+                Action::CloseStdin | Action::ClientExit | Action::ClientKill
+            )
         })
     }
 
@@ -294,13 +375,19 @@ mod tests {
 
     #[test]
     fn close_is_the_spec_ladder_with_grace_from_budgets() {
-        let b = Budgets { grace_ms: 500, ..Budgets::default() };
+        let b = Budgets {
+            grace_ms: 500,
+            ..Budgets::default()
+        };
         let s = Scenario::from_id("close", &b).unwrap();
         let stages: Vec<Stage> = s.steps.iter().map(|st| stage_after(&st.action)).collect();
         assert_eq!(stages, [Stage::Eof, Stage::Sigterm, Stage::Sigkill]);
         assert_eq!(s.max_wait_ms(), 1500);
         // A real client's waits are its own, whatever the grace budget.
-        assert_eq!(Scenario::from_id("close:go", &b).unwrap().steps[0].wait_ms, 5000);
+        assert_eq!(
+            Scenario::from_id("close:go", &b).unwrap().steps[0].wait_ms,
+            5000
+        );
     }
 
     #[test]
@@ -309,11 +396,29 @@ mod tests {
         let java = Scenario::from_id("close:java", &b).unwrap();
         assert!(!java.closes_stdin() && java.unbounded);
         let rust = Scenario::from_id("close:rust", &b).unwrap();
-        assert_eq!(rust.steps.iter().map(|s| stage_after(&s.action)).collect::<Vec<_>>(), [Stage::Eof, Stage::Sigkill]);
+        assert_eq!(
+            rust.steps
+                .iter()
+                .map(|s| stage_after(&s.action))
+                .collect::<Vec<_>>(),
+            [Stage::Eof, Stage::Sigkill]
+        );
         let py = Scenario::from_id("close:python", &b).unwrap();
-        assert!(matches!(py.steps[1].action, Action::Signal { to: Target::Group, .. }));
+        assert!(matches!(
+            py.steps[1].action,
+            Action::Signal {
+                to: Target::Group,
+                ..
+            }
+        ));
         let cs = Scenario::from_id("close:csharp", &b).unwrap();
-        assert!(matches!(cs.steps[1].action, Action::Signal { signal: SignalName::Kill, to: Target::Tree }));
+        assert!(matches!(
+            cs.steps[1].action,
+            Action::Signal {
+                signal: SignalName::Kill,
+                to: Target::Tree
+            }
+        ));
         assert_eq!(cs.family(), "close");
     }
 }

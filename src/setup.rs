@@ -188,10 +188,22 @@ mod tests {
         let s = setup_in(d.path(), "echo x >> count; touch out");
         ensure(&s).unwrap();
         ensure(&s).unwrap();
-        assert_eq!(std::fs::read_to_string(d.path().join("count")).unwrap().lines().count(), 1);
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("count"))
+                .unwrap()
+                .lines()
+                .count(),
+            1
+        );
         std::fs::write(d.path().join("lock.txt"), "v2").unwrap();
         ensure(&s).unwrap();
-        assert_eq!(std::fs::read_to_string(d.path().join("count")).unwrap().lines().count(), 2);
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("count"))
+                .unwrap()
+                .lines()
+                .count(),
+            2
+        );
     }
 
     #[test]
@@ -207,7 +219,13 @@ mod tests {
         for t in threads {
             t.join().unwrap();
         }
-        assert_eq!(std::fs::read_to_string(d.path().join("count")).unwrap().lines().count(), 1);
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("count"))
+                .unwrap()
+                .lines()
+                .count(),
+            1
+        );
     }
 
     #[test]

@@ -10,7 +10,16 @@ use crate::support::{classes, run, snapshot_name};
 #[rstest]
 fn bundled_server(
     #[files("conformance/servers/*.toml")] manifest: PathBuf,
-    #[values("close", "exit", "crash", "stdin-null", "sigterm", "sigint", "inflight")] scenario: &str,
+    #[values(
+        "close",
+        "exit",
+        "crash",
+        "stdin-null",
+        "sigterm",
+        "sigint",
+        "inflight"
+    )]
+    scenario: &str,
 ) {
     let r = run(&manifest, scenario);
     insta::assert_yaml_snapshot!(snapshot_name(&r), classes(&r));
@@ -19,7 +28,15 @@ fn bundled_server(
 #[rstest]
 fn reference_server_under_client_profile(
     #[files("conformance/servers/node-1.30.0-*.toml")] manifest: PathBuf,
-    #[values("close:typescript", "close:python", "close:go", "close:rust", "close:java", "close:csharp")] scenario: &str,
+    #[values(
+        "close:typescript",
+        "close:python",
+        "close:go",
+        "close:rust",
+        "close:java",
+        "close:csharp"
+    )]
+    scenario: &str,
 ) {
     let r = run(&manifest, scenario);
     insta::assert_yaml_snapshot!(snapshot_name(&r), classes(&r));

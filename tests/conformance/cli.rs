@@ -17,7 +17,10 @@ fn malformed_manifest_names_file_line_and_field() {
         .arg(&p)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("bad.toml:3:1").and(predicate::str::contains("unknown field `argz`")));
+        .stderr(
+            predicate::str::contains("bad.toml:3:1")
+                .and(predicate::str::contains("unknown field `argz`")),
+        );
 }
 
 #[test]
@@ -30,46 +33,90 @@ fn wrong_type_is_a_clear_error() {
         .arg(&p)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("bad.toml:2").and(predicate::str::contains("invalid type")));
+        .stderr(
+            predicate::str::contains("bad.toml:2").and(predicate::str::contains("invalid type")),
+        );
 }
 
 #[test]
 fn unknown_server_name_is_a_usage_error() {
     cli()
-        .args(["run", "--manifest", "conformance/hostile", "--server", "no-such-server"])
+        .args([
+            "run",
+            "--manifest",
+            "conformance/hostile",
+            "--server",
+            "no-such-server",
+        ])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("unknown server `no-such-server`").and(predicate::str::contains("hostile-baseline")));
+        .stderr(
+            predicate::str::contains("unknown server `no-such-server`")
+                .and(predicate::str::contains("hostile-baseline")),
+        );
 }
 
 #[test]
 fn unknown_scenario_and_revision_are_usage_errors() {
-    cli().args(["check", "--scenario", "nope", "--", "true"]).assert().code(2).stderr(predicate::str::contains("unknown scenario `nope`"));
-    cli().args(["rules", "--spec", "1999-01-01"]).assert().code(2).stderr(predicate::str::contains("unknown spec revision"));
+    cli()
+        .args(["check", "--scenario", "nope", "--", "true"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown scenario `nope`"));
+    cli()
+        .args(["rules", "--spec", "1999-01-01"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown spec revision"));
 }
 
 #[test]
 fn command_that_does_not_exist_gets_a_verdict() {
     cli()
-        .args(["check", "--scenario", "close", "--", "mcp-shutdown-no-such-command-xyz"])
+        .args([
+            "check",
+            "--scenario",
+            "close",
+            "--",
+            "mcp-shutdown-no-such-command-xyz",
+        ])
         .assert()
         .code(1)
-        .stdout(predicate::str::contains("spawn-failed").and(predicate::str::contains("not found")));
+        .stdout(
+            predicate::str::contains("spawn-failed").and(predicate::str::contains("not found")),
+        );
 }
 
 #[test]
 fn server_that_never_answers_gets_a_verdict() {
     cli()
-        .args(["run", "--manifest", "conformance/hostile/hostile-silent.toml", "--scenario", "close", "--format", "json"])
+        .args([
+            "run",
+            "--manifest",
+            "conformance/hostile/hostile-silent.toml",
+            "--scenario",
+            "close",
+            "--format",
+            "json",
+        ])
         .assert()
         .code(1)
-        .stdout(predicate::str::contains("\"kind\": \"handshake-timeout\"").and(predicate::str::contains("Not testable")));
+        .stdout(
+            predicate::str::contains("\"kind\": \"handshake-timeout\"")
+                .and(predicate::str::contains("Not testable")),
+        );
 }
 
 #[test]
 fn conformant_server_passes_with_exit_code_zero() {
     let out = cli()
-        .args(["run", "--manifest", "conformance/hostile/hostile-baseline.toml", "--format", "json"])
+        .args([
+            "run",
+            "--manifest",
+            "conformance/hostile/hostile-baseline.toml",
+            "--format",
+            "json",
+        ])
         .assert()
         .code(0)
         .get_output()
@@ -88,14 +135,29 @@ fn conformant_server_passes_with_exit_code_zero() {
         };
         assert_eq!(r["stage"], expected, "{}", r["scenario"]);
         assert!(r["exit_ms"].is_number());
-        assert!(r["checks"].as_array().unwrap().iter().all(|c| c["status"] == "SUCCESS" || c["status"] == "INFO"), "{r}");
+        assert!(
+            r["checks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|c| c["status"] == "SUCCESS" || c["status"] == "INFO"),
+            "{r}"
+        );
     }
 }
 
 #[test]
 fn fail_on_must_ignores_missed_shoulds() {
     cli()
-        .args(["run", "--manifest", "conformance/hostile/hostile-sigterm-only.toml", "--scenario", "close", "--fail-on", "must"])
+        .args([
+            "run",
+            "--manifest",
+            "conformance/hostile/hostile-sigterm-only.toml",
+            "--scenario",
+            "close",
+            "--fail-on",
+            "must",
+        ])
         .assert()
         .code(0)
         .stdout(predicate::str::contains("sigterm"));
@@ -118,13 +180,25 @@ fn rules_show_levels_per_revision() {
 #[test]
 fn bundled_baseline_loads_and_names_only_real_servers_scenarios_and_rules() {
     use mcp_shutdown_conformance::{baseline::Baseline, manifest, rules::Catalogue, scenario};
-    let b = Baseline::load(std::path::Path::new("conformance/expected-failures.toml")).unwrap_or_else(|e| panic!("{e}"));
-    let servers: Vec<String> = manifest::load(std::path::Path::new("conformance/servers")).unwrap().into_iter().map(|m| m.name).collect();
-    let rules: Vec<String> = Catalogue::bundled().rules.into_iter().map(|r| r.id).collect();
+    let b = Baseline::load(std::path::Path::new("conformance/expected-failures.toml"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let servers: Vec<String> = manifest::load(std::path::Path::new("conformance/servers"))
+        .unwrap()
+        .into_iter()
+        .map(|m| m.name)
+        .collect();
+    let rules: Vec<String> = Catalogue::bundled()
+        .rules
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
     let scenarios = scenario::all_ids();
     assert!(!b.entries.is_empty());
     for (server, by_scenario) in &b.entries {
-        assert!(servers.contains(server), "baseline names unknown server {server}");
+        assert!(
+            servers.contains(server),
+            "baseline names unknown server {server}"
+        );
         for (sc, ids) in by_scenario {
             assert!(scenarios.contains(sc), "{server}: unknown scenario {sc}");
             for id in ids {

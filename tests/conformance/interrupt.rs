@@ -32,11 +32,15 @@ fn wait_for(what: &str, timeout: Duration, mark: &str, mut ok: impl FnMut() -> b
             let left: Vec<String> = marked(mark)
                 .into_iter()
                 .map(|(pid, cmd)| {
-                    let ppid = mcp_shutdown_conformance::process::proc_info(pid).map_or(0, |p| p.ppid);
+                    let ppid =
+                        mcp_shutdown_conformance::process::proc_info(pid).map_or(0, |p| p.ppid);
                     format!("pid {pid} (parent {ppid}): {cmd}")
                 })
                 .collect();
-            panic!("timed out waiting for {what}; marked processes:\n{}", left.join("\n"));
+            panic!(
+                "timed out waiting for {what}; marked processes:\n{}",
+                left.join("\n")
+            );
         }
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -54,7 +58,14 @@ fn killing_the_harness_mid_run_leaves_nothing(#[case] signal: i32) {
         .args(["--manifest", "conformance/hostile/hostile-immortal.toml"])
         .args(["--manifest", "conformance/hostile/hostile-leaks-child.toml"])
         .args(["--manifest", "conformance/hostile/hostile-sh-launcher.toml"])
-        .args(["--scenario", "exit", "--scenario", "crash", "--observe-ms", "5000"])
+        .args([
+            "--scenario",
+            "exit",
+            "--scenario",
+            "crash",
+            "--observe-ms",
+            "5000",
+        ])
         .env(MARK, &mark)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -64,9 +75,12 @@ fn killing_the_harness_mid_run_leaves_nothing(#[case] signal: i32) {
     // case's supervisor) and a double-forked setsid daemon alive.
     wait_for("an orphaned server", Duration::from_secs(60), &mark, || {
         let procs = marked(&mark);
-        let parent_of = |pid: i32| mcp_shutdown_conformance::process::proc_info(pid).map_or(0, |p| p.ppid);
+        let parent_of =
+            |pid: i32| mcp_shutdown_conformance::process::proc_info(pid).map_or(0, |p| p.ppid);
         let is_supervisor = |pid: i32| procs.iter().any(|(p, c)| *p == pid && c.contains("__case"));
-        procs.iter().any(|(p, c)| c.contains("immortal.py") && is_supervisor(parent_of(*p)))
+        procs
+            .iter()
+            .any(|(p, c)| c.contains("immortal.py") && is_supervisor(parent_of(*p)))
             && procs.iter().any(|(_, c)| c.contains("daemon.py"))
     });
     assert!(!marked(&mark).is_empty());
@@ -75,7 +89,12 @@ fn killing_the_harness_mid_run_leaves_nothing(#[case] signal: i32) {
     if signal != libc_signal::KILL {
         assert_eq!(status.code(), Some(130), "an interrupted run exits 130");
     }
-    wait_for("every marked process to go away", Duration::from_secs(10), &mark, || marked(&mark).is_empty());
+    wait_for(
+        "every marked process to go away",
+        Duration::from_secs(10),
+        &mark,
+        || marked(&mark).is_empty(),
+    );
 }
 
 fn unsafe_free_kill(pid: i32, signal: i32) {

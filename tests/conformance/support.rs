@@ -12,14 +12,20 @@ pub fn harness() -> Harness {
 /// Runs one manifest × scenario for real.
 pub fn run(path: &Path, scenario: &str) -> CaseResult {
     let m = manifest::load_file(path).unwrap_or_else(|e| panic!("{e}"));
-    harness().run_one(&Case { manifest: m, scenario: scenario.to_string() })
+    harness().run_one(&Case {
+        manifest: m,
+        scenario: scenario.to_string(),
+    })
 }
 
 /// The classes a snapshot pins: stage, exit status, error kind, verdicts, leftovers and
 /// stdout purity. No milliseconds, pids or paths, so snapshots hold on a loaded machine.
 pub fn classes(r: &CaseResult) -> Value {
-    let checks: serde_json::Map<String, Value> =
-        r.checks.iter().map(|c| (c.id.clone(), json!(c.status))).collect();
+    let checks: serde_json::Map<String, Value> = r
+        .checks
+        .iter()
+        .map(|c| (c.id.clone(), json!(c.status)))
+        .collect();
     json!({
         "server": r.server,
         "scenario": r.scenario,

@@ -16,5 +16,10 @@ use crate::support::harness;
 fn your_server(#[files("${MCP_SHUTDOWN_SERVERS:-conformance/examples}/*.toml")] manifest: PathBuf) {
     let m = manifest::load_file(&manifest).unwrap_or_else(|e| panic!("{e}"));
     let report = harness().run(&Case::all_default(&m));
-    assert!(!report.fails(Status::Warning), "{} misses a rule:\n{}", m.name, render_text(&report));
+    assert!(
+        !report.fails(Status::Warning),
+        "{} misses a rule:\n{}",
+        m.name,
+        render_text(&report)
+    );
 }
