@@ -125,8 +125,9 @@ pub fn summarize(results: &[CaseResult]) -> Summary {
     s
 }
 
-/// The worst scored status of a case, for its matrix cell.
-fn mark(r: &CaseResult) -> &'static str {
+/// The worst scored status of a case: `Failure`, `Warning`, or `Success` when neither.
+/// A case that could not run and has no checks counts as a failure.
+pub fn verdict(r: &CaseResult) -> Status {
     let worst = r
         .checks
         .iter()
@@ -134,8 +135,17 @@ fn mark(r: &CaseResult) -> &'static str {
         .filter(|s| matches!(s, Status::Failure | Status::Warning))
         .min();
     match worst {
-        Some(Status::Failure) => "FAIL",
-        Some(Status::Warning) => "WARN",
+        Some(s) => s,
+        None if r.error.is_some() && r.checks.is_empty() => Status::Failure,
+        None => Status::Success,
+    }
+}
+
+/// A case's mark in the matrix.
+fn mark(r: &CaseResult) -> &'static str {
+    match verdict(r) {
+        Status::Failure => "FAIL",
+        Status::Warning => "WARN",
         _ => "ok",
     }
 }

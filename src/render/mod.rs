@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use crate::budgets::Budgets;
 use crate::observation::CaseResult;
 use crate::report::Report;
-use crate::rules::{Catalogue, Rule, Status};
+use crate::rules::{Catalogue, Rule};
 use crate::scenario::SCENARIOS;
 
 pub mod badge;
@@ -130,21 +130,7 @@ pub(crate) fn cells(report: &Report) -> BTreeMap<(&str, &str), &CaseResult> {
     m
 }
 
-/// The worst scored status of a case: `Failure`, `Warning`, or `Success` when neither.
-/// A case that could not run and has no checks counts as a failure.
-pub(crate) fn verdict(r: &CaseResult) -> Status {
-    let worst = r
-        .checks
-        .iter()
-        .map(|c| c.status)
-        .filter(|s| matches!(s, Status::Failure | Status::Warning))
-        .min();
-    match worst {
-        Some(s) => s,
-        None if r.error.is_some() && r.checks.is_empty() => Status::Failure,
-        None => Status::Success,
-    }
-}
+pub(crate) use crate::report::verdict;
 
 /// Milliseconds as shown to people: whole numbers.
 pub(crate) fn ms(v: f64) -> String {
@@ -558,6 +544,7 @@ pub(crate) mod fixture {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::Status;
 
     #[test]
     fn escapes_markup_and_controls() {
