@@ -258,9 +258,11 @@ fn report_cmd(action: ReportCmd) -> ExitCode {
         ReportCmd::Badges { from, out } => load_report(&from).and_then(|r| {
             std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
             for b in render::badge::badges(&r) {
-                let stem = out.join(b.file_stem());
-                std::fs::write(stem.with_extension("svg"), b.svg()).map_err(|e| e.to_string())?;
-                std::fs::write(stem.with_extension("json"), b.endpoint_json())
+                // Not `with_extension`: server names contain dots ("node-1.30.0-timer").
+                let stem = b.file_stem();
+                std::fs::write(out.join(format!("{stem}.svg")), b.svg())
+                    .map_err(|e| e.to_string())?;
+                std::fs::write(out.join(format!("{stem}.json")), b.endpoint_json())
                     .map_err(|e| e.to_string())?;
                 println!("{}: {} ({})", b.server, b.message, b.color.name());
             }

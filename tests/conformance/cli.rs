@@ -207,3 +207,94 @@ fn bundled_baseline_loads_and_names_only_real_servers_scenarios_and_rules() {
         }
     }
 }
+
+#[test]
+fn badges_are_written_one_pair_per_server() {
+    let dir = tempfile::tempdir().unwrap();
+    // A copy of the baseline fixture under a dotted name, as real server names have.
+    let dotted = dir.path().join("dotted.toml");
+    let text = std::fs::read_to_string("conformance/hostile/hostile-baseline.toml").unwrap();
+    let cwd = std::fs::canonicalize("fixtures/hostile").unwrap();
+    let text = text
+        .replace(
+            "name = \"hostile-baseline\"",
+            "name = \"hostile-1.2.3-baseline\"",
+        )
+        .replace(
+            "cwd = \"../../fixtures/hostile\"",
+            &format!("cwd = {:?}", cwd.display().to_string()),
+        );
+    std::fs::write(&dotted, text).unwrap();
+    let report = dir.path().join("r.json");
+    let out = cli()
+        .args(["run", "--manifest"])
+        .arg(&dotted)
+        .args([
+            "--manifest",
+            "conformance/hostile/hostile-sigterm-only.toml",
+        ])
+        .args(["--scenario", "close", "--format", "json"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    std::fs::write(&report, out).unwrap();
+    let badges = dir.path().join("badges");
+    cli()
+        .args(["report", "badges", "--from"])
+        .arg(&report)
+        .arg("--out")
+        .arg(&badges)
+        .assert()
+        .success();
+    for server in ["hostile-1.2.3-baseline", "hostile-sigterm-only"] {
+        let json: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(badges.join(format!("{server}.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(json["schemaVersion"], 1);
+        let expected = if server == "hostile-1.2.3-baseline" {
+            "green"
+        } else {
+            "yellow"
+        };
+        assert_eq!(json["color"], expected, "{server}: {json}");
+        assert!(badges.join(format!("{server}.svg")).is_file());
+    }
+}
+
+#[test]
+fn the_same_server_scores_differently_under_two_revisions() {
+    let run = |spec: &str| {
+        cli()
+            .args([
+                "run",
+                "--manifest",
+                "conformance/hostile/hostile-sigterm-only.toml",
+                "--scenario",
+                "close",
+            ])
+            .args(["--spec", spec, "--format", "json"])
+            .output()
+            .unwrap()
+    };
+    let (old, new) = (run("2025-06-18"), run("2026-07-28"));
+    // Before 2026-07-28 the spec has no EOF rule: reported as INFO, nothing missed.
+    assert_eq!(old.status.code(), Some(0));
+    assert_eq!(new.status.code(), Some(1));
+    let status = |out: &std::process::Output| {
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["results"][0]["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == "stdio-exit-on-eof")
+            .unwrap()["status"]
+            .clone()
+    };
+    assert_eq!(
+        (status(&old), status(&new)),
+        ("INFO".into(), "WARNING".into())
+    );
+}
