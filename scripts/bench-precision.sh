@@ -16,7 +16,7 @@ load_procs=${LOAD_PROCS:-2}
 case "$runs" in '' | *[!0-9]* | 0) echo "usage: $0 [RUNS]" >&2; exit 2 ;; esac
 
 cargo build --release -q
-bin=target/release/mcp-shutdown
+bin=${CARGO_TARGET_DIR:-target}/release/mcp-shutdown
 manifest=conformance/bench/exit-clock.toml
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-precision.XXXXXX")
 load_pids=()

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
 cargo build --release -q
-bin=target/release/mcp-shutdown
+bin=${CARGO_TARGET_DIR:-target}/release/mcp-shutdown
 args=()
 for s in plain timer fixed stubborn; do args+=(--manifest "conformance/servers/node-1.30.0-$s.toml"); done
 args+=(--scenario close --scenario exit --scenario crash --format json)

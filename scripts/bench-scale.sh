@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${1:-16}
 cargo build --release -q
-bin=target/release/mcp-shutdown
+bin=${CARGO_TARGET_DIR:-target}/release/mcp-shutdown
 args=(--manifest conformance/hostile)
 for s in plain timer fixed stubborn; do args+=(--manifest "conformance/servers/node-1.30.0-$s.toml"); done
 "$bin" run "${args[@]}" --scenario close --format json >/dev/null 2>&1 || true # setup, warm caches

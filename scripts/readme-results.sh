@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q
-bin=target/release/mcp-shutdown
+bin=${CARGO_TARGET_DIR:-target}/release/mcp-shutdown
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 "$bin" run --no-baseline --format json >"$tmp/matrix.json" || true
 ref=()

@@ -122,7 +122,7 @@ if [ -n "$compare" ]; then
 fi
 
 cargo build --release -q
-bin=target/release/mcp-shutdown
+bin=${CARGO_TARGET_DIR:-target}/release/mcp-shutdown
 out=${out:-target/stability/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/stability.XXXXXX")

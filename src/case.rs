@@ -303,6 +303,7 @@ fn settle_descendants(prompt_ms: u64, except: &[i32]) -> Vec<ProcInfo> {
 
 struct Ended {
     stage: Stage,
+    runqueue_ns: u64,
     trigger_ns: Option<u64>,
     exit_ns: Option<u64>,
     exit_ms: Option<f64>,
@@ -310,48 +311,70 @@ struct Ended {
     diagnostics: Option<process::Diagnostics>,
 }
 
+/// How a wait for the server's exit ended.
+struct Waited {
+    /// When the kernel reported the exit, if it happened within the wait.
+    exit_ns: Option<u64>,
+    /// How long the server's threads were runnable but waiting for a CPU during the wait
+    /// (sampled every slice, so the last slice before the exit may be missed): time the
+    /// machine's load took, not the server.
+    runqueue_ns: u64,
+}
+
 /// Waits for the server's exit during a step, holding the CPU token for at most the prompt
 /// window after the trigger. The token goes back early once the server's whole tree sits
-/// idle: a process that neither exits nor computes is not racing anyone for a CPU. Returns
-/// the exit time.
+/// idle: a process that neither exits nor computes is not racing anyone for a CPU.
 fn wait_step(
     server: &Pidfd,
     wait_ms: u64,
     prompt_ms: u64,
     link: &Link,
     token: &mut bool,
-) -> Option<u64> {
-    const SLICE_MS: u64 = 100;
+) -> Waited {
+    const SLICE_MS: u64 = 50;
     /// Below this much CPU per slice (5 %) the tree counts as idle.
-    const IDLE_NS: u64 = 5_000_000;
+    const IDLE_NS: u64 = 2_500_000;
     let start = mono_ns();
     let elapsed_ms = || (mono_ns() - start) / 1_000_000;
-    if *token {
-        let window = wait_ms.min(prompt_ms);
-        let mut cpu = process::tree_cpu_ns(server.pid());
-        while elapsed_ms() < window {
-            let slice = SLICE_MS.min(window - elapsed_ms());
-            if let Some(t) = server
-                .wait_exit(Duration::from_millis(slice))
-                .ok()
-                .flatten()
-            {
-                link.free_cpu();
-                *token = false;
-                return Some(t);
-            }
+    let window = wait_ms.min(prompt_ms);
+    let rq_start = process::runqueue_ns(server.pid());
+    let mut rq_last = rq_start;
+    let mut cpu = if *token {
+        process::tree_cpu_ns(server.pid())
+    } else {
+        0
+    };
+    let give_back = |token: &mut bool| {
+        if *token {
+            link.free_cpu();
+            *token = false;
+        }
+    };
+    loop {
+        let left = wait_ms.saturating_sub(elapsed_ms());
+        let exit = server
+            .wait_exit(Duration::from_millis(SLICE_MS.min(left)))
+            .ok()
+            .flatten();
+        if exit.is_some() || elapsed_ms() >= wait_ms {
+            give_back(token);
+            return Waited {
+                exit_ns: exit,
+                runqueue_ns: rq_last
+                    .zip(rq_start)
+                    .map_or(0, |(l, s)| l.saturating_sub(s)),
+            };
+        }
+        rq_last = process::runqueue_ns(server.pid()).or(rq_last);
+        if *token {
             let now = process::tree_cpu_ns(server.pid());
             let idle = now.saturating_sub(cpu) < IDLE_NS;
             cpu = now;
-            if idle {
-                break;
+            if idle || elapsed_ms() >= window {
+                give_back(token);
             }
         }
-        link.free_cpu();
-        *token = false;
     }
-    let left = wait_ms.saturating_sub(elapsed_ms());
-    server.wait_exit(Duration::from_millis(left)).ok().flatten()
 }
 
 /// Drives the ladder until the server exits or the ladder is exhausted. `origin` is the
@@ -389,9 +412,11 @@ fn run_ladder(
             action: step.action,
             at_ms: ms_between(origin, t),
         });
-        if let Some(exit_ns) = wait_step(&run.pidfd, step.wait_ms, prompt_ms, link, &mut token) {
+        let waited = wait_step(&run.pidfd, step.wait_ms, prompt_ms, link, &mut token);
+        if let Some(exit_ns) = waited.exit_ns {
             return Ended {
                 stage: stage_after(&step.action),
+                runqueue_ns: waited.runqueue_ns,
                 trigger_ns: Some(origin),
                 exit_ns: Some(exit_ns),
                 exit_ms: Some(ms_between(origin, exit_ns)),
@@ -402,6 +427,7 @@ fn run_ladder(
     }
     Ended {
         stage: Stage::Survived,
+        runqueue_ns: 0,
         trigger_ns: t0,
         exit_ns: None,
         exit_ms: None,
@@ -484,6 +510,8 @@ fn run_direct(spec: &CaseSpec, stderr_path: &Path, link: &Link) -> CaseResult {
         return result;
     }
     let before = live_tree(&[]);
+    // Nothing is started from this thread any more: let it see the exit the moment it lands.
+    process::prioritize_this_thread();
     if spec.scenario.inflight {
         let req = serde_json::json!({"jsonrpc": "2.0", "id": INFLIGHT_ID, "method": spec.inflight.method, "params": spec.inflight.params});
         if let Some(stdin) = run.stdin.as_mut() {
@@ -502,6 +530,7 @@ fn run_direct(spec: &CaseSpec, stderr_path: &Path, link: &Link) -> CaseResult {
     result.exit_ms = ended.exit_ms;
     result.trigger_ns = ended.trigger_ns;
     result.exit_ns = ended.exit_ns;
+    result.runqueue_ms = ended.exit_ns.map(|_| ended.runqueue_ns as f64 / 1e6);
     result.steps = ended.steps;
     result.diagnostics = ended.diagnostics;
     if ended.stage == Stage::Survived && spec.scenario.unbounded {
@@ -614,6 +643,7 @@ fn run_via_client(spec: &CaseSpec, stderr_path: &Path, helper: &Path, link: &Lin
     };
     let client_pid = client.id() as i32;
     let before = live_tree(&[client_pid]);
+    process::prioritize_this_thread();
     let t0 = if action == Action::ClientKill {
         let t = mono_ns();
         match &client_pidfd {
@@ -639,9 +669,11 @@ fn run_via_client(spec: &CaseSpec, stderr_path: &Path, helper: &Path, link: &Lin
     result.trigger_ns = Some(t0);
     let left = observe_ms.saturating_sub(ms_between(t0, mono_ns()) as u64);
     let mut token = true;
-    match wait_step(&server, left, spec.budgets.prompt_ms, link, &mut token) {
+    let waited = wait_step(&server, left, spec.budgets.prompt_ms, link, &mut token);
+    match waited.exit_ns {
         Some(exit_ns) => {
             result.exit_ns = Some(exit_ns);
+            result.runqueue_ms = Some(waited.runqueue_ns as f64 / 1e6);
             result.stage = Some(stage_after(&action));
             result.exit_ms = Some(ms_between(t0, exit_ns));
             result.exit_status = server.reap();

@@ -85,6 +85,10 @@ pub struct CaseResult {
     /// In `inflight`: whether the request left in flight was answered before stdout closed.
     #[serde(default)]
     pub inflight_answered: Option<bool>,
+    /// Of `exit_ms`, how long the server was runnable but waiting for a CPU (machine load,
+    /// from the kernel's scheduler statistics). The prompt rules judge `exit_ms` minus this.
+    #[serde(default)]
+    pub runqueue_ms: Option<f64>,
     /// Raw `CLOCK_MONOTONIC` nanoseconds of the trigger and of the exit as the kernel
     /// reported it (pidfd readiness), for lining up with other clocks in benchmarks.
     #[serde(default)]
@@ -119,6 +123,7 @@ impl CaseResult {
             diagnostics: None,
             inflight_answered: None,
             note: None,
+            runqueue_ms: None,
             trigger_ns: None,
             exit_ns: None,
             wall_ms: 0.0,

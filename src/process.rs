@@ -227,6 +227,14 @@ pub fn signal_pid(pid: i32, sig: SignalName) {
     }
 }
 
+/// Raises the scheduling priority of the calling thread only (nice is per thread on Linux),
+/// so that under load the thread waiting on a pidfd wakes as soon as the exit happens. Call it
+/// after the last child is started: children inherit the nice value of the forking thread.
+/// Needs CAP_SYS_NICE; without it nothing changes. Returns whether it took effect.
+pub fn prioritize_this_thread() -> bool {
+    rustix::process::setpriority_process(Some(rustix::thread::gettid()), -10).is_ok()
+}
+
 /// Orphaned descendants of this process are reparented to it rather than to init, so they
 /// stay observable and killable. Process-wide; only the per-case supervisor calls it.
 pub fn become_subreaper() -> io::Result<()> {
@@ -516,6 +524,17 @@ pub fn diagnose(pid: i32) -> Diagnostics {
         children,
         hint: hint_for(runtime).to_string(),
     }
+}
+
+/// Nanoseconds the threads of `pid` have spent runnable but waiting for a CPU (the second
+/// field of `/proc/<pid>/task/<tid>/schedstat`); `None` once the process is gone.
+pub fn runqueue_ns(pid: i32) -> Option<u64> {
+    let d = fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let total = d
+        .filter_map(|e| fs::read_to_string(e.ok()?.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .sum();
+    Some(total)
 }
 
 /// CPU time in nanoseconds used so far by `pid` and all its descendants, every thread

@@ -247,10 +247,29 @@ fn ms(x: Option<f64>) -> String {
     x.map_or_else(|| "?".into(), |v| format!("{v:.0} ms"))
 }
 
+/// The part of the exit latency the server itself took: the wall latency minus the time it
+/// was runnable but waiting for a CPU, so that a busy machine cannot fail a server.
+pub fn own_ms(r: &CaseResult) -> Option<f64> {
+    r.exit_ms
+        .map(|t| (t - r.runqueue_ms.unwrap_or(0.0)).max(0.0))
+}
+
+/// " (of which N ms waiting for a CPU)" when load was noticeable.
+fn load_note(r: &CaseResult) -> String {
+    match r.runqueue_ms {
+        Some(w) if w >= 50.0 => format!(" (of which {w:.0} ms waiting for a CPU)"),
+        _ => String::new(),
+    }
+}
+
 /// How the case ended, in words, for failure messages.
 fn ending(r: &CaseResult) -> String {
     match r.stage {
-        Some(Stage::Eof) => format!("it exited on end-of-file after {}", ms(r.exit_ms)),
+        Some(Stage::Eof) => format!(
+            "it exited on end-of-file after {}{}",
+            ms(r.exit_ms),
+            load_note(r)
+        ),
         Some(Stage::Sigterm) => format!(
             "SIGTERM ended it, {} after the session was ended",
             ms(r.exit_ms)
@@ -276,7 +295,7 @@ fn judge_rule(
     revision: &str,
 ) -> (Outcome, String) {
     let within =
-        |stage: Stage| r.stage == Some(stage) && r.exit_ms.is_some_and(|t| t <= b.prompt_ms as f64);
+        |stage: Stage| r.stage == Some(stage) && own_ms(r).is_some_and(|t| t <= b.prompt_ms as f64);
     let prompt = |_: &CaseResult| within(Stage::Eof);
     match id {
         "stdio-exit-on-eof" => {
@@ -288,7 +307,11 @@ fn judge_rule(
             } else if prompt(r) {
                 (
                     Outcome::Pass,
-                    format!("exited {} after stdin closed", ms(r.exit_ms)),
+                    format!(
+                        "exited {} after stdin closed{}",
+                        ms(r.exit_ms),
+                        load_note(r)
+                    ),
                 )
             } else {
                 (
@@ -305,7 +328,11 @@ fn judge_rule(
             if prompt(r) {
                 (
                     Outcome::Pass,
-                    format!("exited {} after its client died", ms(r.exit_ms)),
+                    format!(
+                        "exited {} after its client died{}",
+                        ms(r.exit_ms),
+                        load_note(r)
+                    ),
                 )
             } else if r.stage == Some(Stage::Survived) {
                 (
@@ -367,7 +394,7 @@ fn judge_rule(
             if within(Stage::Sigterm) {
                 (
                     Outcome::Pass,
-                    format!("exited {} after SIGTERM", ms(r.exit_ms)),
+                    format!("exited {} after SIGTERM{}", ms(r.exit_ms), load_note(r)),
                 )
             } else {
                 (
@@ -384,7 +411,11 @@ fn judge_rule(
             if within(Stage::Sigint) {
                 (
                     Outcome::Pass,
-                    format!("exited {} after SIGINT to its process group", ms(r.exit_ms)),
+                    format!(
+                        "exited {} after SIGINT to its process group{}",
+                        ms(r.exit_ms),
+                        load_note(r)
+                    ),
                 )
             } else {
                 (
@@ -562,6 +593,22 @@ mod tests {
         assert!(judge(&r, "2026-07-28")
             .iter()
             .all(|(_, s)| *s == Status::Success));
+    }
+
+    #[test]
+    fn time_spent_waiting_for_a_cpu_is_not_the_servers() {
+        let mut r = case("exit", Some(Stage::Eof), Some(1069.0));
+        assert_eq!(judge(&r, "2026-07-28")[0].1, Status::Warning);
+        r.runqueue_ms = Some(620.0);
+        let b = Budgets::default();
+        let s = Scenario::from_id("exit", &b).unwrap();
+        let c = &Catalogue::bundled().judge(&r, &s, &b, "2026-07-28")[0];
+        assert_eq!(c.status, Status::Success);
+        assert!(
+            c.message.contains("620 ms waiting for a CPU"),
+            "{}",
+            c.message
+        );
     }
 
     #[test]
