@@ -42,7 +42,11 @@ pub struct CaseSpec {
 impl CaseSpec {
     /// Hard deadline for the whole case: beyond it the supervisor aborts.
     pub fn deadline_ms(&self) -> u64 {
-        self.budgets.handshake_ms + self.scenario.max_wait_ms() + self.budgets.prompt_ms + 30_000
+        // Waits stretch by up to their own length under load (see `wait_step`).
+        self.budgets.handshake_ms
+            + 2 * self.scenario.max_wait_ms()
+            + self.budgets.prompt_ms
+            + 30_000
     }
 }
 
@@ -321,9 +325,11 @@ struct Waited {
     runqueue_ns: u64,
 }
 
-/// Waits for the server's exit during a step, holding the CPU token for at most the prompt
-/// window after the trigger. The token goes back early once the server's whole tree sits
-/// idle: a process that neither exits nor computes is not racing anyone for a CPU.
+/// Waits for the server's exit during a step. Every wait counts only the server's own time:
+/// time its tree spent runnable but waiting for a CPU extends the wait (up to doubling it), so
+/// a busy machine cannot push a server to the next step. The CPU token is held for at most
+/// the prompt window after the trigger, and given back early once the tree sits idle: a
+/// process that neither exits nor computes is not racing anyone for a CPU.
 fn wait_step(
     server: &Pidfd,
     wait_ms: u64,
@@ -337,8 +343,9 @@ fn wait_step(
     let start = mono_ns();
     let elapsed_ms = || (mono_ns() - start) / 1_000_000;
     let window = wait_ms.min(prompt_ms);
-    let rq_start = process::runqueue_ns(server.pid());
-    let mut rq_last = rq_start;
+    let mut queue = process::RunqueueSampler::new(server.pid());
+    let rq_start = queue.sample();
+    let mut rq = 0u64;
     let mut cpu = if *token {
         process::tree_cpu_ns(server.pid())
     } else {
@@ -351,21 +358,20 @@ fn wait_step(
         }
     };
     loop {
-        let left = wait_ms.saturating_sub(elapsed_ms());
+        let limit = wait_ms + (rq / 1_000_000).min(wait_ms);
+        let left = limit.saturating_sub(elapsed_ms());
         let exit = server
             .wait_exit(Duration::from_millis(SLICE_MS.min(left)))
             .ok()
             .flatten();
-        if exit.is_some() || elapsed_ms() >= wait_ms {
+        if exit.is_some() || elapsed_ms() >= limit {
             give_back(token);
             return Waited {
                 exit_ns: exit,
-                runqueue_ns: rq_last
-                    .zip(rq_start)
-                    .map_or(0, |(l, s)| l.saturating_sub(s)),
+                runqueue_ns: rq,
             };
         }
-        rq_last = process::runqueue_ns(server.pid()).or(rq_last);
+        rq = queue.sample().saturating_sub(rq_start);
         if *token {
             let now = process::tree_cpu_ns(server.pid());
             let idle = now.saturating_sub(cpu) < IDLE_NS;

@@ -537,6 +537,46 @@ pub fn runqueue_ns(pid: i32) -> Option<u64> {
     Some(total)
 }
 
+/// Run-queue wait of a process tree, sampled cheaply: the pid list is refreshed from `/proc`
+/// at most every 500 ms, the per-thread statistics are read at every sample.
+pub struct RunqueueSampler {
+    root: i32,
+    pids: Vec<i32>,
+    listed_ns: u64,
+    /// Last reading per pid, so exited members keep their share.
+    seen: std::collections::HashMap<i32, u64>,
+}
+
+impl RunqueueSampler {
+    pub fn new(root: i32) -> Self {
+        let mut s = Self {
+            root,
+            pids: Vec::new(),
+            listed_ns: 0,
+            seen: std::collections::HashMap::new(),
+        };
+        s.sample();
+        s
+    }
+
+    /// Total nanoseconds the tree's threads have waited for a CPU so far.
+    pub fn sample(&mut self) -> u64 {
+        let now = mono_ns();
+        if now.saturating_sub(self.listed_ns) >= 500_000_000 {
+            self.pids = std::iter::once(self.root)
+                .chain(descendants(self.root).into_iter().map(|p| p.pid))
+                .collect();
+            self.listed_ns = now;
+        }
+        for &p in &self.pids {
+            if let Some(ns) = runqueue_ns(p) {
+                self.seen.insert(p, ns);
+            }
+        }
+        self.seen.values().sum()
+    }
+}
+
 /// CPU time in nanoseconds used so far by `pid` and all its descendants, every thread
 /// included (`/proc/<pid>/task/<tid>/schedstat`, nanosecond precision).
 pub fn tree_cpu_ns(pid: i32) -> u64 {
