@@ -325,6 +325,26 @@ struct Waited {
     runqueue_ns: u64,
 }
 
+/// Samples taken just *before* a trigger: reading `/proc` while the server is exiting could
+/// slow its exit down, so nothing heavy happens between the trigger and the first slice.
+struct Baseline {
+    queue: process::RunqueueSampler,
+    rq_start: u64,
+    cpu: u64,
+}
+
+impl Baseline {
+    fn take(server: &Pidfd) -> Self {
+        let mut queue = process::RunqueueSampler::new(server.pid());
+        let rq_start = queue.sample();
+        Self {
+            queue,
+            rq_start,
+            cpu: process::tree_cpu_ns(server.pid()),
+        }
+    }
+}
+
 /// Waits for the server's exit during a step. Every wait counts only the server's own time:
 /// time its tree spent runnable but waiting for a CPU extends the wait (up to doubling it), so
 /// a busy machine cannot push a server to the next step. The CPU token is held for at most
@@ -336,6 +356,7 @@ fn wait_step(
     prompt_ms: u64,
     link: &Link,
     token: &mut bool,
+    before: Baseline,
 ) -> Waited {
     const SLICE_MS: u64 = 50;
     /// Below this much CPU per slice (5 %) the tree counts as idle.
@@ -343,27 +364,28 @@ fn wait_step(
     let start = mono_ns();
     let elapsed_ms = || (mono_ns() - start) / 1_000_000;
     let window = wait_ms.min(prompt_ms);
-    let mut queue = process::RunqueueSampler::new(server.pid());
-    let rq_start = queue.sample();
+    let Baseline {
+        mut queue,
+        rq_start,
+        mut cpu,
+    } = before;
     let mut rq = 0u64;
-    let mut cpu = if *token {
-        process::tree_cpu_ns(server.pid())
-    } else {
-        0
-    };
+
     let give_back = |token: &mut bool| {
         if *token {
             link.free_cpu();
             *token = false;
         }
     };
+    // The exit is stamped by a watcher thread, so sampling here cannot delay it.
+    let watcher = server.watch().ok();
     loop {
         let limit = wait_ms + (rq / 1_000_000).min(wait_ms);
-        let left = limit.saturating_sub(elapsed_ms());
-        let exit = server
-            .wait_exit(Duration::from_millis(SLICE_MS.min(left)))
-            .ok()
-            .flatten();
+        let left = Duration::from_millis(SLICE_MS.min(limit.saturating_sub(elapsed_ms())));
+        let exit = match &watcher {
+            Some(w) => w.recv_timeout(left).ok(),
+            None => server.wait_exit(left).ok().flatten(),
+        };
         if exit.is_some() || elapsed_ms() >= limit {
             give_back(token);
             return Waited {
@@ -412,13 +434,21 @@ fn run_ladder(
             }
             diagnostics = Some(d);
         }
+        let baseline = Baseline::take(&run.pidfd);
         let t = perform(&step.action, run);
         let origin = *t0.get_or_insert(t);
         steps.push(StepRecord {
             action: step.action,
             at_ms: ms_between(origin, t),
         });
-        let waited = wait_step(&run.pidfd, step.wait_ms, prompt_ms, link, &mut token);
+        let waited = wait_step(
+            &run.pidfd,
+            step.wait_ms,
+            prompt_ms,
+            link,
+            &mut token,
+            baseline,
+        );
         if let Some(exit_ns) = waited.exit_ns {
             return Ended {
                 stage: stage_after(&step.action),
@@ -650,6 +680,7 @@ fn run_via_client(spec: &CaseSpec, stderr_path: &Path, helper: &Path, link: &Lin
     let client_pid = client.id() as i32;
     let before = live_tree(&[client_pid]);
     process::prioritize_this_thread();
+    let baseline = Baseline::take(&server);
     let t0 = if action == Action::ClientKill {
         let t = mono_ns();
         match &client_pidfd {
@@ -675,7 +706,14 @@ fn run_via_client(spec: &CaseSpec, stderr_path: &Path, helper: &Path, link: &Lin
     result.trigger_ns = Some(t0);
     let left = observe_ms.saturating_sub(ms_between(t0, mono_ns()) as u64);
     let mut token = true;
-    let waited = wait_step(&server, left, spec.budgets.prompt_ms, link, &mut token);
+    let waited = wait_step(
+        &server,
+        left,
+        spec.budgets.prompt_ms,
+        link,
+        &mut token,
+        baseline,
+    );
     match waited.exit_ns {
         Some(exit_ns) => {
             result.exit_ns = Some(exit_ns);

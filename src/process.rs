@@ -180,6 +180,29 @@ impl Pidfd {
         }
     }
 
+    /// Starts a thread that does nothing but block on this pidfd and stamp the exit the
+    /// moment the kernel reports it: the exit time then does not depend on what the caller
+    /// is busy with. The thread runs at raised priority and ends when the process exits.
+    pub fn watch(&self) -> io::Result<std::sync::mpsc::Receiver<u64>> {
+        let fd = self.fd.try_clone()?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            prioritize_this_thread();
+            let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+            loop {
+                match poll(&mut fds, None) {
+                    Ok(n) if n > 0 => {
+                        let _ = tx.send(mono_ns());
+                        return;
+                    }
+                    Ok(_) | Err(rustix::io::Errno::INTR) => continue,
+                    Err(_) => return,
+                }
+            }
+        });
+        Ok(rx)
+    }
+
     pub fn has_exited(&self) -> bool {
         matches!(self.wait_exit(Duration::ZERO), Ok(Some(_)))
     }
@@ -537,6 +560,36 @@ pub fn runqueue_ns(pid: i32) -> Option<u64> {
     Some(total)
 }
 
+/// Pids of `root` and all its descendants, from `/proc/*/stat` alone: unlike [`descendants`]
+/// it never reads a process's command line, which takes that process's memory-map lock and
+/// so can slow down a process that is exiting at that moment.
+pub fn tree_pids(root: i32) -> Vec<i32> {
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return vec![root];
+    };
+    let parents: Vec<(i32, i32)> = dir
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|pid| {
+            let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let ppid = stat
+                .get(stat.rfind(')')? + 2..)?
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()?;
+            Some((pid, ppid))
+        })
+        .collect();
+    let mut out = vec![root];
+    let mut i = 0;
+    while i < out.len() {
+        let p = out[i];
+        out.extend(parents.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
+        i += 1;
+    }
+    out
+}
+
 /// Run-queue wait of a process tree, sampled cheaply: the pid list is refreshed from `/proc`
 /// at most every 500 ms, the per-thread statistics are read at every sample.
 pub struct RunqueueSampler {
@@ -563,9 +616,7 @@ impl RunqueueSampler {
     pub fn sample(&mut self) -> u64 {
         let now = mono_ns();
         if now.saturating_sub(self.listed_ns) >= 500_000_000 {
-            self.pids = std::iter::once(self.root)
-                .chain(descendants(self.root).into_iter().map(|p| p.pid))
-                .collect();
+            self.pids = tree_pids(self.root);
             self.listed_ns = now;
         }
         for &p in &self.pids {
@@ -589,7 +640,7 @@ pub fn tree_cpu_ns(pid: i32) -> u64 {
             })
             .unwrap_or(0)
     };
-    task_ns(pid) + descendants(pid).iter().map(|p| task_ns(p.pid)).sum::<u64>()
+    tree_pids(pid).into_iter().map(task_ns).sum::<u64>()
 }
 
 #[cfg(test)]
@@ -621,11 +672,18 @@ mod tests {
             .spawn()
             .unwrap();
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        while descendants(c.id() as i32).is_empty() && std::time::Instant::now() < deadline {
+        // Until the forked child has exec'd, its command line is still the shell's.
+        let has_sleep = || {
+            descendants(c.id() as i32)
+                .iter()
+                .any(|p| p.cmdline.starts_with("sleep"))
+        };
+        while !has_sleep() && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
         let d = descendants(c.id() as i32);
         assert!(d.iter().any(|p| p.cmdline.starts_with("sleep")), "{d:?}");
+        assert!(tree_pids(c.id() as i32).len() >= 2);
         for p in &d {
             signal_pid(p.pid, SignalName::Kill);
         }

@@ -328,6 +328,11 @@ impl Harness {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(child.id());
+        // An interrupt that came between the caller's check and this registration has already
+        // signalled the supervisors it knew of: stop this one too (it cleans up its tree).
+        if self.interrupted.load(Ordering::SeqCst) {
+            crate::process::signal_pid(child.id() as i32, crate::process::SignalName::Term);
+        }
         // The write end stays open until the case is done: it is the supervisor's lifeline.
         let mut lifeline = child.stdin.take().expect("piped");
         let line = serde_json::to_string(spec).expect("spec serializes");
