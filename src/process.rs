@@ -294,7 +294,8 @@ impl ProcInfo {
 }
 
 /// Reads one process from `/proc`; `None` if it is gone.
-pub fn proc_info(pid: i32) -> Option<ProcInfo> {
+/// The fields of `/proc/<pid>/stat` the suite uses: command name, state, ppid, pgid, sid.
+fn read_stat(pid: i32) -> Option<(String, char, i32, i32, i32)> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name is in parentheses and may itself contain ") ".
     let close = stat.rfind(')')?;
@@ -307,6 +308,11 @@ pub fn proc_info(pid: i32) -> Option<ProcInfo> {
     let ppid = rest.next()?.parse().ok()?;
     let pgid = rest.next()?.parse().ok()?;
     let sid = rest.next()?.parse().ok()?;
+    Some((comm, state, ppid, pgid, sid))
+}
+
+pub fn proc_info(pid: i32) -> Option<ProcInfo> {
+    let (comm, state, ppid, pgid, sid) = read_stat(pid)?;
     let cmdline = fs::read(format!("/proc/{pid}/cmdline"))
         .ok()
         .map(|b| {
@@ -360,10 +366,10 @@ pub fn descendants(root: i32) -> Vec<ProcInfo> {
 /// itself before it starts anything, so every process of the case inherits it.
 pub const CASE_MARK: &str = "MCP_SHUTDOWN_CASE";
 
-/// Live processes (other than this one) whose environment holds `CASE_MARK=mark`: the
-/// processes of one case, even one that escaped the process tree.
-pub fn marked(mark: &str) -> Vec<ProcInfo> {
-    let needle = format!("{CASE_MARK}={mark}");
+/// Live processes (other than this one) whose environment holds `var=value`: every process
+/// that inherited a marker, even one that escaped the process tree.
+pub fn with_env(var: &str, value: &str) -> Vec<ProcInfo> {
+    let needle = format!("{var}={value}");
     let me = own_pid();
     all_processes()
         .into_iter()
@@ -373,6 +379,11 @@ pub fn marked(mark: &str) -> Vec<ProcInfo> {
                 .is_ok_and(|e| e.split(|&b| b == 0).any(|v| v == needle.as_bytes()))
         })
         .collect()
+}
+
+/// The processes of one case: those carrying its `CASE_MARK`.
+pub fn marked(mark: &str) -> Vec<ProcInfo> {
+    with_env(CASE_MARK, mark)
 }
 
 /// Kills every descendant of this process, and every process carrying this process's case
@@ -569,16 +580,7 @@ pub fn tree_pids(root: i32) -> Vec<i32> {
     };
     let parents: Vec<(i32, i32)> = dir
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(|pid| {
-            let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            let ppid = stat
-                .get(stat.rfind(')')? + 2..)?
-                .split_whitespace()
-                .nth(1)?
-                .parse()
-                .ok()?;
-            Some((pid, ppid))
-        })
+        .filter_map(|pid| Some((pid, read_stat(pid)?.2)))
         .collect();
     let mut out = vec![root];
     let mut i = 0;

@@ -12,15 +12,8 @@ const MARK: &str = "MCP_SHUTDOWN_TEST_MARK";
 
 /// Live (non-zombie) processes whose environment carries `MARK=mark`.
 fn marked(mark: &str) -> Vec<(i32, String)> {
-    let needle = format!("{MARK}={mark}");
-    mcp_shutdown_conformance::process::all_processes()
+    mcp_shutdown_conformance::process::with_env(MARK, mark)
         .into_iter()
-        .filter(|p| !p.is_zombie())
-        .filter(|p| {
-            std::fs::read(format!("/proc/{}/environ", p.pid))
-                .map(|e| e.split(|&b| b == 0).any(|v| v == needle.as_bytes()))
-                .unwrap_or(false)
-        })
         .map(|p| (p.pid, p.cmdline))
         .collect()
 }
