@@ -186,7 +186,10 @@ fn launch(launch: &Launch, stderr_path: &Path, stdin_null: bool) -> Result<Runni
     let (tx, rx) = channel();
     let stdout = child.stdout.take().expect("stdout is piped");
     let rec = record.clone();
-    std::thread::spawn(move || mcp::read_stdout(stdout, rec, tx));
+    std::thread::spawn(move || {
+        process::batch_this_thread();
+        mcp::read_stdout(stdout, rec, tx)
+    });
     Ok(Running {
         stdin: child.stdin.take(),
         child,
@@ -357,6 +360,7 @@ fn wait_step(
     link: &Link,
     token: &mut bool,
     before: Baseline,
+    watcher: Option<&std::sync::mpsc::Receiver<u64>>,
 ) -> Waited {
     const SLICE_MS: u64 = 50;
     /// Below this much CPU per slice (5 %) the tree counts as idle.
@@ -377,12 +381,10 @@ fn wait_step(
             *token = false;
         }
     };
-    // The exit is stamped by a watcher thread, so sampling here cannot delay it.
-    let watcher = server.watch().ok();
     loop {
         let limit = wait_ms + (rq / 1_000_000).min(wait_ms);
         let left = Duration::from_millis(SLICE_MS.min(limit.saturating_sub(elapsed_ms())));
-        let exit = match &watcher {
+        let exit = match watcher {
             Some(w) => w.recv_timeout(left).ok(),
             None => server.wait_exit(left).ok().flatten(),
         };
@@ -419,6 +421,9 @@ fn run_ladder(
     let mut t0 = origin;
     // The caller holds the CPU token from the launch; `wait_step` gives it back.
     let mut token = true;
+    // The exit is stamped by a watcher thread started before any trigger, so neither
+    // sampling here nor starting a thread can delay the stamp.
+    let watcher = run.pidfd.watch().ok();
     for step in &scenario.steps {
         if let (Some(prev), None) = (
             scenario
@@ -448,6 +453,7 @@ fn run_ladder(
             link,
             &mut token,
             baseline,
+            watcher.as_ref(),
         );
         if let Some(exit_ns) = waited.exit_ns {
             return Ended {
@@ -547,7 +553,7 @@ fn run_direct(spec: &CaseSpec, stderr_path: &Path, link: &Link) -> CaseResult {
     }
     let before = live_tree(&[]);
     // Nothing is started from this thread any more: let it see the exit the moment it lands.
-    process::prioritize_this_thread();
+    process::batch_this_thread();
     if spec.scenario.inflight {
         let req = serde_json::json!({"jsonrpc": "2.0", "id": INFLIGHT_ID, "method": spec.inflight.method, "params": spec.inflight.params});
         if let Some(stdin) = run.stdin.as_mut() {
@@ -679,7 +685,8 @@ fn run_via_client(spec: &CaseSpec, stderr_path: &Path, helper: &Path, link: &Lin
     };
     let client_pid = client.id() as i32;
     let before = live_tree(&[client_pid]);
-    process::prioritize_this_thread();
+    process::batch_this_thread();
+    let watcher = server.watch().ok();
     let baseline = Baseline::take(&server);
     let t0 = if action == Action::ClientKill {
         let t = mono_ns();
@@ -713,6 +720,7 @@ fn run_via_client(spec: &CaseSpec, stderr_path: &Path, helper: &Path, link: &Lin
         link,
         &mut token,
         baseline,
+        watcher.as_ref(),
     );
     match waited.exit_ns {
         Some(exit_ns) => {

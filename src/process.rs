@@ -182,12 +182,17 @@ impl Pidfd {
 
     /// Starts a thread that does nothing but block on this pidfd and stamp the exit the
     /// moment the kernel reports it: the exit time then does not depend on what the caller
-    /// is busy with. The thread runs at raised priority and ends when the process exits.
+    /// is busy with. The thread runs in the real-time class and ends when the process exits.
+    /// Returns once the thread is running, so start it *before* the trigger: a thread still
+    /// being created when the exit lands would stamp it late, by as long as a loaded machine
+    /// takes to schedule it.
     pub fn watch(&self) -> io::Result<std::sync::mpsc::Receiver<u64>> {
         let fd = self.fd.try_clone()?;
         let (tx, rx) = std::sync::mpsc::channel();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            prioritize_this_thread();
+            realtime_this_thread();
+            let _ = ready_tx.send(());
             let mut fds = [PollFd::new(&fd, PollFlags::IN)];
             loop {
                 match poll(&mut fds, None) {
@@ -200,6 +205,9 @@ impl Pidfd {
                 }
             }
         });
+        ready_rx
+            .recv()
+            .map_err(|_| io::Error::other("the exit watcher thread did not start"))?;
         Ok(rx)
     }
 
@@ -256,6 +264,33 @@ pub fn signal_pid(pid: i32, sig: SignalName) {
 /// Needs CAP_SYS_NICE; without it nothing changes. Returns whether it took effect.
 pub fn prioritize_this_thread() -> bool {
     rustix::process::setpriority_process(Some(rustix::thread::gettid()), -10).is_ok()
+}
+
+/// Puts the calling thread in the SCHED_BATCH class: same CPU share as before, but its
+/// wake-ups never preempt the task on the CPU (only the tick does). For the supervisor's
+/// threads that wake while a server exits (the stdout reader sees EOF during the server's
+/// teardown): preempting the exiting server there can hand its CPU to the machine's load for
+/// a whole time slice, which would show up as exit latency that is not the server's. Call it
+/// after the last child is started: children inherit the class of the forking thread.
+pub fn batch_this_thread() -> bool {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: pid 0 names the calling thread; `param` is a valid sched_param for the call.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_BATCH, &param) == 0 }
+}
+
+/// Puts the calling thread in the lowest real-time class (SCHED_FIFO, priority 1), so its
+/// wake-up preempts any ordinary process at once instead of waiting for a time slice to end.
+/// Only for a thread that blocks and then does a few microseconds of work (the exit watcher):
+/// a real-time thread that computed would starve the machine. Falls back to
+/// [`prioritize_this_thread`] without CAP_SYS_NICE. Returns whether the real-time class took.
+pub fn realtime_this_thread() -> bool {
+    let param = libc::sched_param { sched_priority: 1 };
+    // SAFETY: pid 0 names the calling thread; `param` is a valid sched_param for the call.
+    let ok = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } == 0;
+    if !ok {
+        prioritize_this_thread();
+    }
+    ok
 }
 
 /// Orphaned descendants of this process are reparented to it rather than to init, so they
