@@ -111,6 +111,10 @@ struct RunOpts {
     /// client profile (`close:<profile>`).
     #[arg(long = "scenario", value_name = "ID")]
     scenarios: Vec<String>,
+    /// Only this one case, `SERVER/SCENARIO` (e.g. `node-1.30.0-timer/exit`); repeatable.
+    /// Replaces the servers-by-scenarios matrix with exactly the cases named.
+    #[arg(long = "case", value_name = "SERVER/SCENARIO", conflicts_with = "scenarios")]
+    cases: Vec<String>,
     /// Spec revision whose rule levels score the run.
     #[arg(long, value_name = "REV")]
     spec: Option<String>,
@@ -318,6 +322,40 @@ fn rules(spec: Option<String>) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// The cases named by `--case SERVER/SCENARIO`, in the order given.
+fn named_cases(
+    named: &[String],
+    servers: &[Manifest],
+    scenarios: &[String],
+) -> Result<Vec<Case>, String> {
+    named
+        .iter()
+        .map(|c| {
+            // Scenario ids never contain '/', server names might.
+            let (server, scenario) = c
+                .rsplit_once('/')
+                .ok_or_else(|| format!("--case {c}: expected SERVER/SCENARIO"))?;
+            let manifest = servers.iter().find(|m| m.name == server).ok_or_else(|| {
+                let known: Vec<&str> = servers.iter().map(|m| m.name.as_str()).collect();
+                format!(
+                    "--case {c}: unknown server `{server}` (known: {})",
+                    known.join(", ")
+                )
+            })?;
+            if !scenarios.iter().any(|s| s == scenario) {
+                return Err(format!(
+                    "--case {c}: unknown scenario `{scenario}` (known: {})",
+                    scenarios.join(", ")
+                ));
+            }
+            Ok(Case {
+                manifest: manifest.clone(),
+                scenario: scenario.to_string(),
+            })
+        })
+        .collect()
+}
+
 fn execute(servers: Vec<Manifest>, opts: &RunOpts, default_baseline: Option<PathBuf>) -> ExitCode {
     let baseline_path = if opts.no_baseline {
         None
@@ -370,15 +408,22 @@ fn execute(servers: Vec<Manifest>, opts: &RunOpts, default_baseline: Option<Path
             observe_ms: opts.observe_ms,
             handshake_ms: opts.handshake_ms,
         });
-    let mut cases: Vec<Case> = servers
-        .iter()
-        .flat_map(|m| {
-            scenarios.iter().map(|s| Case {
-                manifest: m.clone(),
-                scenario: s.clone(),
+    let mut cases: Vec<Case> = if opts.cases.is_empty() {
+        servers
+            .iter()
+            .flat_map(|m| {
+                scenarios.iter().map(|s| Case {
+                    manifest: m.clone(),
+                    scenario: s.clone(),
+                })
             })
-        })
-        .collect();
+            .collect()
+    } else {
+        match named_cases(&opts.cases, &servers, &all) {
+            Ok(c) => c,
+            Err(e) => return usage_error(&e),
+        }
+    };
     if let Some(p) = &opts.partition {
         let Some((k, m)) = partition(p) else {
             return usage_error(&format!("--partition {p}: expected K/M with 1 <= K <= M"));

@@ -298,3 +298,56 @@ fn the_same_server_scores_differently_under_two_revisions() {
         ("INFO".into(), "WARNING".into())
     );
 }
+
+#[test]
+fn named_cases_run_exactly_those_cells() {
+    let out = cli()
+        .args([
+            "run",
+            "--manifest",
+            "conformance/hostile",
+            "--case",
+            "hostile-missing-command/close",
+            "--case",
+            "hostile-crash-at-start/stdin-null",
+            "--no-baseline",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cells: Vec<(String, String)> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["server"].as_str().unwrap().to_string(),
+                r["scenario"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            ("hostile-missing-command".into(), "close".into()),
+            ("hostile-crash-at-start".into(), "stdin-null".into())
+        ]
+    );
+}
+
+#[test]
+fn a_bad_case_name_is_a_usage_error() {
+    for (case, says) in [
+        ("no-slash", "expected SERVER/SCENARIO"),
+        ("nobody/close", "unknown server `nobody`"),
+        ("hostile-silent/closed", "unknown scenario `closed`"),
+    ] {
+        cli()
+            .args(["run", "--manifest", "conformance/hostile", "--case", case])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(says));
+    }
+}
