@@ -187,6 +187,7 @@ fn launch(launch: &Launch, stderr_path: &Path, stdin_null: bool) -> Result<Runni
     let stdout = child.stdout.take().expect("stdout is piped");
     let rec = record.clone();
     std::thread::spawn(move || {
+        // It wakes on EOF in the middle of the server's exit: it must not preempt it.
         process::batch_this_thread();
         mcp::read_stdout(stdout, rec, tx)
     });
@@ -552,7 +553,8 @@ fn run_direct(spec: &CaseSpec, stderr_path: &Path, link: &Link) -> CaseResult {
         return result;
     }
     let before = live_tree(&[]);
-    // Nothing is started from this thread any more: let it see the exit the moment it lands.
+    // Nothing is started from this thread any more (children would inherit the class): from
+    // here on its wake-ups must not preempt the server (the watcher thread stamps the exit).
     process::batch_this_thread();
     if spec.scenario.inflight {
         let req = serde_json::json!({"jsonrpc": "2.0", "id": INFLIGHT_ID, "method": spec.inflight.method, "params": spec.inflight.params});
@@ -685,6 +687,7 @@ fn run_via_client(spec: &CaseSpec, stderr_path: &Path, helper: &Path, link: &Lin
     };
     let client_pid = client.id() as i32;
     let before = live_tree(&[client_pid]);
+    // As in `run_direct`: this thread's wake-ups must not preempt the exiting server.
     process::batch_this_thread();
     let watcher = server.watch().ok();
     let baseline = Baseline::take(&server);

@@ -113,7 +113,11 @@ struct RunOpts {
     scenarios: Vec<String>,
     /// Only this one case, `SERVER/SCENARIO` (e.g. `node-1.30.0-timer/exit`); repeatable.
     /// Replaces the servers-by-scenarios matrix with exactly the cases named.
-    #[arg(long = "case", value_name = "SERVER/SCENARIO", conflicts_with = "scenarios")]
+    #[arg(
+        long = "case",
+        value_name = "SERVER/SCENARIO",
+        conflicts_with = "scenarios"
+    )]
     cases: Vec<String>,
     /// Spec revision whose rule levels score the run.
     #[arg(long, value_name = "REV")]
