@@ -684,6 +684,25 @@ pub fn tree_cpu_ns(pid: i32) -> u64 {
 mod tests {
     use super::*;
 
+    /// The classes are per thread: they must never leak to the thread that forks servers.
+    #[test]
+    fn scheduling_classes_stay_on_their_thread() {
+        // SAFETY: sched_getscheduler(0) only reads the calling thread's policy.
+        let policy = || unsafe { libc::sched_getscheduler(0) };
+        let before = policy();
+        let (batch, rt) = std::thread::spawn(move || {
+            assert!(batch_this_thread());
+            let batch = policy();
+            (batch, realtime_this_thread().then(policy))
+        })
+        .join()
+        .unwrap();
+        assert_eq!(batch, libc::SCHED_BATCH);
+        // Only with CAP_SYS_NICE; without it the thread stays where it was.
+        assert!(matches!(rt, None | Some(libc::SCHED_FIFO)));
+        assert_eq!(policy(), before);
+    }
+
     #[test]
     fn fd_kinds_and_runtimes() {
         assert_eq!(fd_kind("pipe:[123]"), "pipe");
