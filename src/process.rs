@@ -258,14 +258,6 @@ pub fn signal_pid(pid: i32, sig: SignalName) {
     }
 }
 
-/// Raises the scheduling priority of the calling thread only (nice is per thread on Linux),
-/// so that under load the thread waiting on a pidfd wakes as soon as the exit happens. Call it
-/// after the last child is started: children inherit the nice value of the forking thread.
-/// Needs CAP_SYS_NICE; without it nothing changes. Returns whether it took effect.
-pub fn prioritize_this_thread() -> bool {
-    rustix::process::setpriority_process(Some(rustix::thread::gettid()), -10).is_ok()
-}
-
 /// Puts the calling thread in the SCHED_BATCH class: same CPU share as before, but its
 /// wake-ups never preempt the task on the CPU (only the tick does). For the supervisor's
 /// threads that wake while a server exits (the stdout reader sees EOF during the server's
@@ -281,14 +273,15 @@ pub fn batch_this_thread() -> bool {
 /// Puts the calling thread in the lowest real-time class (SCHED_FIFO, priority 1), so its
 /// wake-up preempts any ordinary process at once instead of waiting for a time slice to end.
 /// Only for a thread that blocks and then does a few microseconds of work (the exit watcher):
-/// a real-time thread that computed would starve the machine. Falls back to
-/// [`prioritize_this_thread`] without CAP_SYS_NICE. Returns whether the real-time class took.
+/// a real-time thread that computed would starve the machine. Needs CAP_SYS_NICE (or
+/// RLIMIT_RTPRIO); returns whether the real-time class took.
 pub fn realtime_this_thread() -> bool {
     let param = libc::sched_param { sched_priority: 1 };
     // SAFETY: pid 0 names the calling thread; `param` is a valid sched_param for the call.
     let ok = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } == 0;
     if !ok {
-        prioritize_this_thread();
+        // Second best, with the same privilege: a raised nice value (per thread on Linux).
+        let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), -10);
     }
     ok
 }
