@@ -51,14 +51,12 @@ fn killing_the_harness_mid_run_leaves_nothing(#[case] signal: i32) {
         .args(["--manifest", "conformance/hostile/hostile-immortal.toml"])
         .args(["--manifest", "conformance/hostile/hostile-leaks-child.toml"])
         .args(["--manifest", "conformance/hostile/hostile-sh-launcher.toml"])
-        .args([
-            "--scenario",
-            "exit",
-            "--scenario",
-            "crash",
-            "--observe-ms",
-            "5000",
-        ])
+        // Long windows keep every case's orphans (observe) and leaked daemon (prompt: how
+        // long descendants get to go away) alive until the harness is killed, so the state
+        // below is reached however slowly a loaded machine starts the cases. With short
+        // ones, the daemon cases could end before the immortal server was orphaned.
+        .args(["--scenario", "exit", "--scenario", "crash"])
+        .args(["--observe-ms", "60000", "--prompt-ms", "60000"])
         .env(MARK, &mark)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
