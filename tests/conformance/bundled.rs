@@ -41,3 +41,8 @@ fn reference_server_under_client_profile(
     let r = run(&manifest, scenario);
     insta::assert_yaml_snapshot!(snapshot_name(&r), classes(&r));
 }
+
+#[test]
+fn every_bundled_server_has_a_snapshot_under_every_default_ending() {
+    crate::support::assert_snapshot_per_default_ending("conformance/servers", "bundled");
+}

@@ -105,3 +105,8 @@ fn stateless_server_is_confirmed_without_initialize() {
         Some(mcp_shutdown_conformance::scenario::Stage::Eof)
     );
 }
+
+#[test]
+fn every_hostile_server_has_a_snapshot_under_every_default_ending() {
+    crate::support::assert_snapshot_per_default_ending("conformance/hostile", "hostile");
+}

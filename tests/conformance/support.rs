@@ -42,3 +42,21 @@ pub fn classes(r: &CaseResult) -> Value {
 pub fn snapshot_name(r: &CaseResult) -> String {
     format!("{}__{}", r.server, r.scenario.replace(':', "-"))
 }
+
+/// The rstest `#[values]` lists of endings must be literals, so they repeat
+/// `scenario::SCENARIOS`; this ties them together: every manifest in `dir` has a snapshot
+/// under every default ending (a new ending missing from a test's list has none).
+pub fn assert_snapshot_per_default_ending(dir: &str, module: &str) {
+    let servers = mcp_shutdown_conformance::manifest::load(std::path::Path::new(dir)).unwrap();
+    let snapshots = std::path::Path::new("tests/conformance/snapshots");
+    let missing: Vec<String> = servers
+        .iter()
+        .flat_map(|m| {
+            mcp_shutdown_conformance::scenario::SCENARIOS
+                .iter()
+                .map(move |s| format!("conformance__{module}__{}__{s}.snap", m.name))
+        })
+        .filter(|f| !snapshots.join(f).is_file())
+        .collect();
+    assert!(missing.is_empty(), "snapshots missing: {missing:?}");
+}
