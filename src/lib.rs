@@ -1,34 +1,63 @@
 //! mcp-shutdown-conformance: how MCP stdio servers behave when their session ends.
 //!
-//! The data flow, one module per step:
-//! [`manifest`] → [`setup`] → launch ([`process`], [`case`]) → handshake ([`mcp`]) →
-//! [`scenario`] → [`observation`] → [`rules`] → [`report`]; [`runner`] schedules the cases.
+//! The data flow, one module per step (see `docs/ARCHITECTURE.md`):
+//! manifest (`config`) → launch and handshake (`supervisor`, `mcp`, `os`) → scenario (the
+//! ladder) → observation (`model`) → rules (`rules`) → report (`model::report`, `render`);
+//! `harness` schedules the cases, `cli` is the command line.
+//!
+//! The public surface is what a test of your own server needs: [`Harness`] and [`Case`],
+//! [`manifest`]s, and the report [`model`] with its identifiers. [`internals`] is for the
+//! suite's own binary and tests, and is not a stable API.
 //!
 //! ```no_run
-//! use mcp_shutdown_conformance::{manifest, runner::{Case, Harness}};
+//! use mcp_shutdown_conformance::{manifest, model::Status, Case, Harness};
 //! let server = manifest::adhoc("node", &["server.js".into()], std::path::Path::new("."));
 //! let harness = Harness::locate().expect("the mcp-shutdown binary");
-//! let cases: Vec<Case> = ["close", "exit", "crash"].iter()
-//!     .map(|s| Case { manifest: server.clone(), scenario: s.to_string() }).collect();
-//! let report = harness.run(&cases);
-//! assert!(!report.fails(mcp_shutdown_conformance::rules::Status::Warning));
+//! let report = harness.run(&Case::all_default(&server));
+//! assert!(!report.fails(Status::Warning), "{}", mcp_shutdown_conformance::render_text(&report));
 //! ```
 
 #[cfg(not(target_os = "linux"))]
-compile_error!("mcp-shutdown-conformance needs Linux (pidfd, PR_SET_CHILD_SUBREAPER, /proc)");
+compile_error!("mcp-shutdown-conformance needs Linux (pidfd, PR_SET_CHILD_SUBREAPER, /proc); see docs/ARCHITECTURE.md for what other platforms would need");
 
-pub mod baseline;
-pub mod budgets;
-pub mod case;
-pub mod cli;
-pub mod diff;
-pub mod manifest;
-pub mod mcp;
-pub mod observation;
-pub mod process;
-pub mod render;
-pub mod report;
-pub mod rules;
-pub mod runner;
-pub mod scenario;
-pub mod setup;
+mod cli;
+mod config;
+mod error;
+mod exit_codes;
+mod harness;
+mod mcp;
+pub mod model;
+mod os;
+mod render;
+mod rules;
+mod supervisor;
+#[cfg(test)]
+mod test_support;
+
+pub use harness::{Case, Harness};
+pub use render::{render, Format};
+
+/// Server manifests: one TOML file per server under test.
+pub mod manifest {
+    pub use crate::config::budgets::BudgetOverrides;
+    pub use crate::config::manifest::*;
+}
+
+/// The terminal matrix of a report (what `mcp-shutdown run` prints).
+pub fn render_text(report: &model::Report) -> String {
+    render::text::render(report)
+}
+
+/// Not a stable API: the pieces the suite's own binary, tests and benchmarks use.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::cli::run as run_cli;
+    pub use crate::config::baseline::Baseline;
+    pub use crate::config::profiles::Profiles;
+    pub use crate::config::scenarios::{all_ids, build as build_scenario, default_ids};
+    pub use crate::error::{chain, Error};
+    pub use crate::mcp::wire::{classify, read_stdout, WireEvent, MAX_LINE};
+    pub use crate::os::procfs::{proc_info, with_env, ProcInfo};
+    pub use crate::os::signals::signal_pid;
+    pub use crate::rules::Catalogue;
+}

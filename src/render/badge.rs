@@ -9,13 +9,11 @@
 //!
 //! Each badge renders as a shields.io endpoint JSON and as a static flat SVG (no CDN).
 
+use askama::Template;
 use serde::Serialize;
 
-use super::escape_xml;
-use crate::observation::CaseResult;
-use crate::report::Report;
-use crate::rules::{Check, Level, Outcome, Status};
-use crate::scenario::Stage;
+use super::present::{axes, visible};
+use crate::model::{Check, JudgedCase, Outcome, Report, RuleId, Stage, Status};
 
 /// The badge's left-hand text.
 pub const LABEL: &str = "MCP shutdown";
@@ -63,7 +61,7 @@ pub struct Badge {
 
 /// One badge per server, in report order.
 pub fn badges(report: &Report) -> Vec<Badge> {
-    let (servers, _) = super::axes(report);
+    let (servers, _) = axes(report);
     servers
         .into_iter()
         .filter_map(|s| badge(report, s))
@@ -72,7 +70,7 @@ pub fn badges(report: &Report) -> Vec<Badge> {
 
 /// The badge of one server; `None` when the report has no result for it.
 pub fn badge(report: &Report, server: &str) -> Option<Badge> {
-    let results: Vec<&CaseResult> = report
+    let results: Vec<&JudgedCase> = report
         .results
         .iter()
         .filter(|r| r.server == server)
@@ -80,12 +78,10 @@ pub fn badge(report: &Report, server: &str) -> Option<Badge> {
     if results.is_empty() {
         return None;
     }
-    let scored: Vec<(&CaseResult, &Check)> = results
+    let scored: Vec<(&JudgedCase, &Check)> = results
         .iter()
         .flat_map(|r| r.checks.iter().map(move |c| (*r, c)))
-        .filter(|(_, c)| {
-            matches!(c.level, Level::Must | Level::Should) && c.status != Status::Skipped
-        })
+        .filter(|(_, c)| c.level.is_scored() && c.status != Status::Skipped)
         .collect();
     let passed = scored
         .iter()
@@ -94,7 +90,7 @@ pub fn badge(report: &Report, server: &str) -> Option<Badge> {
     let worst = scored
         .iter()
         .map(|(_, c)| c.status)
-        .filter(|s| matches!(s, Status::Failure | Status::Warning))
+        .filter(|s| s.is_miss())
         .min();
     let (color, message) = match worst {
         Some(status) => {
@@ -132,29 +128,43 @@ pub fn badge(report: &Report, server: &str) -> Option<Badge> {
 }
 
 /// A short reason for a missed check, and its priority (lower says more).
-fn reason(r: &CaseResult, c: &Check) -> (u8, String) {
+fn reason(r: &JudgedCase, c: &Check) -> (u8, String) {
     if c.outcome == Outcome::NotTestable {
         return (20, "could not run".into());
     }
-    let (p, text) = match (c.id.as_str(), r.stage) {
-        ("stdio-exit-on-client-death", Some(Stage::Survived)) => (0, "orphans on client exit"),
-        ("stdio-no-forced-kill", _) => (1, "needs SIGKILL"),
-        ("stdio-stdout-only-mcp", _)
+    let (p, text) = match (c.id, r.stage) {
+        (RuleId::StdioExitOnClientDeath, Some(Stage::Survived)) => (0, "orphans on client exit"),
+        (RuleId::StdioNoForcedKill, _) => (1, "needs SIGKILL"),
+        (RuleId::StdioStdoutOnlyMcp, _)
             if r.stdout.violations == 0 && r.stdout.server_requests > 0 =>
         {
             (2, "requests on stdout")
         }
-        ("stdio-stdout-only-mcp", _) => (2, "non-MCP output on stdout"),
-        ("stdio-exit-on-eof", Some(Stage::Eof)) => (8, "slow exit on EOF"),
-        ("stdio-exit-on-eof", _) => (3, "ignores stdin EOF"),
-        ("process-no-leaked-descendants", _) => (4, "leaks child processes"),
-        ("process-exit-on-sigterm", _) => (5, "ignores SIGTERM"),
-        ("process-exit-on-sigint", _) => (6, "ignores SIGINT"),
-        ("stdio-exit-on-eof-at-start", _) => (7, "ignores EOF at start"),
-        ("stdio-exit-on-client-death", _) => (9, "slow exit on client exit"),
-        (other, _) => return (30, format!("fails {other}")),
+        (RuleId::StdioStdoutOnlyMcp, _) => (2, "non-MCP output on stdout"),
+        (RuleId::StdioExitOnEof, Some(Stage::Eof)) => (8, "slow exit on EOF"),
+        (RuleId::StdioExitOnEof, _) => (3, "ignores stdin EOF"),
+        (RuleId::ProcessNoLeakedDescendants, _) => (4, "leaks child processes"),
+        (RuleId::ProcessExitOnSigterm, _) => (5, "ignores SIGTERM"),
+        (RuleId::ProcessExitOnSigint, _) => (6, "ignores SIGINT"),
+        (RuleId::StdioExitOnEofAtStart, _) => (7, "ignores EOF at start"),
+        (RuleId::StdioExitOnClientDeath, _) => (9, "slow exit on client exit"),
+        (RuleId::StdioInflightResponse, _) => (30, "drops the request in flight"),
     };
     (p, text.to_string())
+}
+
+/// The static flat badge (shields' "flat" style).
+#[derive(Template)]
+#[template(path = "badge.svg", config = "src/render/askama.toml")]
+struct Svg {
+    total: u32,
+    lw: u32,
+    mw: u32,
+    lx: f64,
+    mx: f64,
+    label: String,
+    message: String,
+    color: &'static str,
 }
 
 #[derive(Serialize)]
@@ -182,31 +192,19 @@ impl Badge {
     pub fn svg(&self) -> String {
         let width = |s: &str| s.chars().count() as u32 * 7 + 10;
         let (lw, mw) = (width(&self.label), width(&self.message));
-        let total = lw + mw;
-        let label = escape_xml(&self.label);
-        let message = escape_xml(&self.message);
-        let (lx, mx) = (lw as f64 / 2.0, lw as f64 + mw as f64 / 2.0);
-        format!(
-            concat!(
-                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{total}\" height=\"20\" role=\"img\" aria-label=\"{label}: {message}\">",
-                "<title>{label}: {message}</title>",
-                "<linearGradient id=\"s\" x2=\"0\" y2=\"100%\"><stop offset=\"0\" stop-color=\"#bbb\" stop-opacity=\".1\"/><stop offset=\"1\" stop-opacity=\".1\"/></linearGradient>",
-                "<clipPath id=\"r\"><rect width=\"{total}\" height=\"20\" rx=\"3\" fill=\"#fff\"/></clipPath>",
-                "<g clip-path=\"url(#r)\"><rect width=\"{lw}\" height=\"20\" fill=\"#555\"/><rect x=\"{lw}\" width=\"{mw}\" height=\"20\" fill=\"{color}\"/><rect width=\"{total}\" height=\"20\" fill=\"url(#s)\"/></g>",
-                "<g fill=\"#fff\" text-anchor=\"middle\" font-family=\"Verdana,Geneva,DejaVu Sans,sans-serif\" font-size=\"11\">",
-                "<text x=\"{lx}\" y=\"15\" fill=\"#010101\" fill-opacity=\".3\">{label}</text><text x=\"{lx}\" y=\"14\">{label}</text>",
-                "<text x=\"{mx}\" y=\"15\" fill=\"#010101\" fill-opacity=\".3\">{message}</text><text x=\"{mx}\" y=\"14\">{message}</text>",
-                "</g></svg>\n"
-            ),
-            total = total,
-            lw = lw,
-            mw = mw,
-            lx = lx,
-            mx = mx,
-            label = label,
-            message = message,
-            color = self.color.hex(),
-        )
+        Svg {
+            total: lw + mw,
+            lw,
+            mw,
+            lx: lw as f64 / 2.0,
+            mx: lw as f64 + mw as f64 / 2.0,
+            label: visible(&self.label),
+            message: visible(&self.message),
+            color: self.color.hex(),
+        }
+        .render()
+        .expect("badges render")
+            + "\n"
     }
 
     /// A file name stem for the badge: the server name with anything outside
@@ -233,8 +231,9 @@ impl Badge {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixture;
     use super::*;
+    use crate::model::Level;
+    use crate::test_support as fixture;
 
     fn by_server(report: &Report) -> Vec<(String, Color, String)> {
         badges(report)
@@ -275,7 +274,7 @@ mod tests {
     fn a_missed_must_is_red_and_names_its_reason() {
         let mut rep = fixture::report();
         let kill = &mut rep.results[0].checks[1];
-        assert_eq!(kill.id, "stdio-no-forced-kill");
+        assert_eq!(kill.id, RuleId::StdioNoForcedKill);
         kill.level = Level::Must;
         kill.status = Status::Failure;
         kill.outcome = Outcome::Fail;
@@ -290,9 +289,9 @@ mod tests {
     fn a_must_outranks_shoulds() {
         let mut rep = fixture::report();
         let stdout = &mut rep.results[0].checks[2];
-        assert_eq!(stdout.id, "stdio-stdout-only-mcp");
+        assert_eq!(stdout.id, RuleId::StdioStdoutOnlyMcp);
         *stdout = fixture::check(
-            "stdio-stdout-only-mcp",
+            RuleId::StdioStdoutOnlyMcp,
             Outcome::Fail,
             "1 of 3 stdout line(s) are not one JSON-RPC message",
             fixture::SPEC,
@@ -322,7 +321,7 @@ mod tests {
     fn only_ignored_eof_is_named() {
         let mut rep = fixture::report();
         rep.results
-            .retain(|r| r.server == "timer" && r.scenario == "close");
+            .retain(|r| r.server == "timer" && r.scenario.to_string() == "close");
         assert_eq!(by_server(&rep)[0].2, "ignores stdin EOF");
     }
 
@@ -349,7 +348,7 @@ mod tests {
         b.message = "a<&>".into();
         let svg = b.svg();
         fixture::well_formed(&svg).unwrap();
-        assert!(svg.contains(">a&lt;&amp;&gt;</text>"));
+        assert!(svg.contains(">a&#60;&#38;&#62;</text>"), "{svg}");
         // 12 + 4 characters at 7 px, plus 10 px padding each.
         assert!(
             svg.contains("width=\"132\" height=\"20\" role=\"img\""),

@@ -1,107 +1,53 @@
-//! JUnit XML, for CI test tabs: one `<testsuite>` per server, one `<testcase>` per
-//! server × scenario × rule, named `<scenario> <rule-id>` with the server as classname.
-//! FAILURE and WARNING become `<failure type="…">` carrying the requirement, what was expected
-//! and what happened (h2spec style); SKIPPED becomes `<skipped/>`; a case that could not run
-//! and has no checks becomes one `<error>` testcase. No timestamps: the output depends on the
-//! report only.
+//! JUnit XML (written by the `quick-junit` crate), for CI test tabs: one `<testsuite>` per
+//! server, one `<testcase>` per server × scenario × rule, named `<scenario> <rule-id>` with the
+//! server as classname. FAILURE and WARNING become `<failure type="…">` carrying the
+//! requirement, what was expected and what happened (h2spec style); SKIPPED becomes
+//! `<skipped/>`; a case that could not run and has no checks becomes one `<error>` testcase.
+//! No timestamps: the output depends on the report only.
 
 use std::fmt::Write as _;
+use std::time::Duration;
 
-use super::{actual, axes, budget_value, escape_attr, escape_xml, held_by, ms, rule_references};
-use crate::observation::CaseResult;
-use crate::report::Report;
-use crate::rules::{Catalogue, Check, Status};
+use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
 
-#[derive(Default)]
-struct Counts {
-    tests: usize,
-    failures: usize,
-    errors: usize,
-    skipped: usize,
-}
-
-impl Counts {
-    fn add(&mut self, o: &Counts) {
-        self.tests += o.tests;
-        self.failures += o.failures;
-        self.errors += o.errors;
-        self.skipped += o.skipped;
-    }
-
-    fn attrs(&self) -> String {
-        format!(
-            "tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\"",
-            self.tests, self.failures, self.errors, self.skipped
-        )
-    }
-}
+use super::present::{actual, axes, held_by, leftover, ms};
+use crate::model::{Check, JudgedCase, Report, Status};
 
 /// Renders the report as JUnit XML.
 pub fn render(report: &Report) -> String {
-    let catalogue = Catalogue::bundled();
+    let mut out =
+        quick_junit::Report::new(format!("MCP shutdown conformance (spec {})", report.spec));
     let (servers, _) = axes(report);
-    let mut total = Counts::default();
-    let mut suites = String::new();
     for server in servers {
-        let mut counts = Counts::default();
-        let mut cases = String::new();
+        let mut suite = TestSuite::new(server);
+        suite.add_properties(properties(report));
         for r in report.results.iter().filter(|r| r.server == server) {
             if r.checks.is_empty() {
                 if let Some(e) = &r.error {
-                    counts.tests += 1;
-                    counts.errors += 1;
-                    let _ = writeln!(
-                        cases,
-                        "    <testcase name=\"{} (could not run)\" classname=\"{}\">\n      <error type=\"{}\" message=\"{}\">{}</error>\n    </testcase>",
-                        escape_attr(&r.scenario),
-                        escape_attr(&r.server),
-                        escape_attr(&e.kind.to_string()),
-                        escape_attr(&e.message),
-                        escape_xml(&actual(r)),
-                    );
+                    let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+                    status
+                        .set_type(e.kind.as_str())
+                        .set_message(e.message.as_str())
+                        .set_description(actual(r));
+                    let mut tc = TestCase::new(format!("{} (could not run)", r.scenario), status);
+                    tc.set_classname(r.server.as_str());
+                    suite.add_test_case(tc);
                 }
                 continue;
             }
             for c in &r.checks {
-                counts.tests += 1;
-                cases.push_str(&testcase(report, &catalogue, r, c, &mut counts));
+                suite.add_test_case(testcase(report, r, c));
             }
         }
-        total.add(&counts);
-        let _ = writeln!(
-            suites,
-            "  <testsuite name=\"{}\" {}>",
-            escape_attr(server),
-            counts.attrs()
-        );
-        let _ = writeln!(suites, "    <properties>");
-        for (name, value) in properties(report) {
-            let _ = writeln!(
-                suites,
-                "      <property name=\"{name}\" value=\"{}\"/>",
-                escape_attr(&value)
-            );
-        }
-        let _ = writeln!(suites, "    </properties>");
-        suites.push_str(&cases);
-        let _ = writeln!(suites, "  </testsuite>");
+        out.add_test_suite(suite);
     }
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(
-        out,
-        "<testsuites name=\"{}\" {}>",
-        escape_attr(&format!("MCP shutdown conformance (spec {})", report.spec)),
-        total.attrs()
-    );
-    out.push_str(&suites);
-    out.push_str("</testsuites>\n");
-    out
+    out.to_string().expect("JUnit reports serialize")
 }
 
-fn properties(report: &Report) -> Vec<(&'static str, String)> {
+fn properties(report: &Report) -> Vec<Property> {
     let b = &report.budgets;
-    vec![
-        ("spec", report.spec.clone()),
+    [
+        ("spec", report.spec.to_string()),
         (
             "tool",
             format!("{} {}", report.tool.name, report.tool.version),
@@ -118,74 +64,50 @@ fn properties(report: &Report) -> Vec<(&'static str, String)> {
         ("observe_ms", b.observe_ms.to_string()),
         ("handshake_ms", b.handshake_ms.to_string()),
     ]
+    .into_iter()
+    .map(|(k, v)| Property::new(k, v))
+    .collect()
 }
 
-fn testcase(
-    report: &Report,
-    catalogue: &Catalogue,
-    r: &CaseResult,
-    c: &Check,
-    counts: &mut Counts,
-) -> String {
-    let mut out = format!(
-        "    <testcase name=\"{}\" classname=\"{}\"",
-        escape_attr(&format!("{} {}", r.scenario, c.id)),
-        escape_attr(&r.server)
-    );
-    if let Some(t) = r.exit_ms {
-        let _ = write!(out, " time=\"{:.3}\"", t / 1000.0);
-    }
-    match c.status {
-        Status::Failure | Status::Warning => {
-            counts.failures += 1;
-            let _ = writeln!(
-                out,
-                ">\n      <failure type=\"{}\" message=\"{}\">{}</failure>",
-                c.status,
-                escape_attr(&c.message),
-                escape_xml(&failure_body(report, catalogue, r, c))
-            );
-            if !r.stderr_tail.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "      <system-err>{}</system-err>",
-                    escape_xml(&r.stderr_tail)
-                );
-            }
-            out.push_str("    </testcase>\n");
+fn testcase(report: &Report, r: &JudgedCase, c: &Check) -> TestCase {
+    let status = match c.status {
+        s if s.is_miss() => {
+            let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            st.set_type(c.status.to_string())
+                .set_message(c.message.as_str())
+                .set_description(failure_body(report, r, c));
+            st
         }
         Status::Skipped => {
-            counts.skipped += 1;
-            let _ = writeln!(
-                out,
-                ">\n      <skipped message=\"{}\"/>\n    </testcase>",
-                escape_attr(&c.message)
-            );
+            let mut st = TestCaseStatus::skipped();
+            st.set_message(c.message.as_str());
+            st
         }
-        Status::Info => {
-            let _ = writeln!(
-                out,
-                ">\n      <system-out>{}</system-out>\n    </testcase>",
-                escape_xml(&format!(
-                    "INFO (not scored in {}): {}",
-                    report.spec, c.message
-                ))
-            );
-        }
-        Status::Success => out.push_str("/>\n"),
+        _ => TestCaseStatus::success(),
+    };
+    let mut tc = TestCase::new(format!("{} {}", r.scenario, c.id), status);
+    tc.set_classname(r.server.as_str());
+    if let Some(t) = r.exit_ms {
+        tc.set_time(Duration::from_secs_f64(t.max(0.0) / 1000.0));
     }
-    out
+    if c.status == Status::Info {
+        tc.set_system_out(format!(
+            "INFO (not scored in {}): {}",
+            report.spec, c.message
+        ));
+    }
+    if c.status.is_miss() && !r.stderr_tail.is_empty() {
+        tc.set_system_err(r.stderr_tail.as_str());
+    }
+    tc
 }
 
 /// Requirement, Expected, Actual (then why it could not run, what held it, what was left
-/// behind).
-fn failure_body(report: &Report, catalogue: &Catalogue, r: &CaseResult, c: &Check) -> String {
+/// behind), from what the report carries.
+fn failure_body(report: &Report, r: &JudgedCase, c: &Check) -> String {
     let mut b = String::new();
-    let found = rule_references(catalogue, &c.id, &report.spec);
-    let quotes = found
-        .as_ref()
-        .map(|(_, q)| q.as_slice())
-        .unwrap_or_default();
+    let rule = report.rules.get(&c.id);
+    let quotes = rule.map(|i| i.quotes.as_slice()).unwrap_or_default();
     if quotes.is_empty() {
         let _ = writeln!(
             b,
@@ -196,21 +118,23 @@ fn failure_body(report: &Report, catalogue: &Catalogue, r: &CaseResult, c: &Chec
             let _ = writeln!(b, "  {}", x.url);
         }
     }
-    for (quote, url) in quotes {
+    for q in quotes {
         let _ = writeln!(
             b,
-            "Requirement ({}, spec {}): \"{quote}\"",
-            c.level, report.spec
+            "Requirement ({}, spec {}): \"{}\"",
+            c.level, report.spec, q.quote
         );
-        let _ = writeln!(b, "  {url}");
+        let _ = writeln!(b, "  {}", q.url);
     }
-    let expected = match &found {
-        Some((rule, _)) => match rule.budget.as_deref() {
-            Some(name) => match budget_value(&report.budgets, name) {
-                Some(v) => format!("{} (budget {name} = {})", rule.title, ms(v as f64)),
-                None => format!("{} (budget {name})", rule.title),
-            },
-            None => rule.title.clone(),
+    let budgets = report.budgets_of(r);
+    let expected = match rule {
+        Some(i) => match i.budget {
+            Some(name) => format!(
+                "{} (budget {name} = {})",
+                i.title,
+                ms(budgets.get(name) as f64)
+            ),
+            None => i.title.clone(),
         },
         None => format!("rule {} holds", c.id),
     };
@@ -226,112 +150,203 @@ fn failure_body(report: &Report, catalogue: &Catalogue, r: &CaseResult, c: &Chec
         }
     }
     for l in &r.leftovers {
-        let _ = writeln!(
-            b,
-            "Leftover: pid {} `{}` (started by {}) was still running; the harness killed it",
-            l.pid,
-            l.cmdline,
-            l.started_by_cmdline.as_deref().unwrap_or("?")
-        );
+        let _ = writeln!(b, "Leftover: {}", leftover(l));
     }
     b
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixture;
     use super::*;
-    use crate::observation::ErrorKind;
+    use crate::model::{ErrorKind, JudgedCase, Observation, Outcome, RuleId};
+    use crate::test_support as fixture;
+
+    fn doc(xml: &str) -> roxmltree::Document<'_> {
+        roxmltree::Document::parse(xml).expect("well-formed JUnit")
+    }
+
+    /// The `<testcase>` named `name` of suite `classname`.
+    fn case<'a>(
+        d: &'a roxmltree::Document<'a>,
+        classname: &str,
+        name: &str,
+    ) -> roxmltree::Node<'a, 'a> {
+        d.descendants()
+            .find(|n| {
+                n.has_tag_name("testcase")
+                    && n.attribute("classname") == Some(classname)
+                    && n.attribute("name") == Some(name)
+            })
+            .unwrap_or_else(|| panic!("no testcase {classname} / {name}"))
+    }
 
     #[test]
     fn one_suite_per_server_one_case_per_rule() {
         let xml = render(&fixture::report());
-        assert_eq!(fixture::well_formed(&xml).unwrap(), "testsuites");
-        assert_eq!(xml.matches("<testsuite ").count(), 3);
-        // Three checks in each of the five cases.
-        assert_eq!(xml.matches("<testcase ").count(), 15);
-        assert!(xml.contains(
-            "<testcase name=\"close stdio-exit-on-eof\" classname=\"timer\" time=\"2.004\">"
-        ));
-        assert!(xml.contains(
-            "<testcase name=\"close stdio-no-forced-kill\" classname=\"fixed\" time=\"0.012\"/>"
-        ));
-        assert!(xml.contains("<testsuites name=\"MCP shutdown conformance (spec 2026-07-28)\" tests=\"15\" failures=\"5\" errors=\"0\" skipped=\"1\">"));
-        assert!(xml.contains("<failure type=\"FAILURE\" message=\"Not testable: no answer to `initialize` within 10000 ms (handshake-timeout)\">"));
+        let d = doc(&xml);
+        let root = d.root_element();
+        assert_eq!(root.tag_name().name(), "testsuites");
+        assert_eq!(
+            root.attribute("name"),
+            Some("MCP shutdown conformance (spec 2026-07-28)")
+        );
+        assert_eq!(root.attribute("tests"), Some("15"));
+        assert_eq!(root.attribute("failures"), Some("5"));
+        assert_eq!(root.attribute("errors"), Some("0"));
+        assert_eq!(root.attribute("skipped"), Some("1"));
+        assert_eq!(
+            d.descendants()
+                .filter(|n| n.has_tag_name("testsuite"))
+                .count(),
+            3
+        );
+        let eof = case(&d, "timer", "close stdio-exit-on-eof");
+        assert_eq!(eof.attribute("time"), Some("2.004"));
+        let fixed = case(&d, "fixed", "close stdio-no-forced-kill");
+        assert_eq!(fixed.attribute("time"), Some("0.012"));
+        assert!(fixed.children().all(|c| !c.is_element()));
+        let mute = case(&d, "mute", "close stdio-stdout-only-mcp");
+        let f = mute.children().find(|c| c.has_tag_name("failure")).unwrap();
+        assert_eq!(f.attribute("type"), Some("FAILURE"));
+        assert_eq!(
+            f.attribute("message"),
+            Some("Not testable: no answer to `initialize` within 10000 ms (handshake-timeout)")
+        );
     }
 
     #[test]
     fn failures_carry_requirement_expected_actual() {
         let xml = render(&fixture::report());
-        let start = xml
-            .find("<failure type=\"WARNING\" message=\"did not exit within 1000 ms")
-            .unwrap();
-        let failure = &xml[start..start + xml[start..].find("</failure>").unwrap()];
-        assert!(failure
-            .contains("Requirement (SHOULD, spec 2026-07-28): &quot;Servers SHOULD exit promptly"));
-        assert!(failure.contains(
+        let d = doc(&xml);
+        let eof = case(&d, "timer", "close stdio-exit-on-eof");
+        let f = eof.children().find(|c| c.has_tag_name("failure")).unwrap();
+        assert_eq!(f.attribute("type"), Some("WARNING"));
+        let body = f.text().unwrap();
+        assert!(
+            body.contains("Requirement (SHOULD, spec 2026-07-28): \"Servers SHOULD exit promptly")
+        );
+        assert!(body.contains(
             "https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio"
         ));
-        assert!(failure.contains(
+        assert!(body.contains(
             "Expected: Exits promptly when its stdin is closed (budget prompt_ms = 1000 ms)"
         ));
-        assert!(failure.contains(
+        assert!(body.contains(
             "Actual: stage sigterm, exited 2004 ms after the trigger, killed by SIGTERM"
         ));
-        let orphan = &xml[xml.find("message=\"orphaned").unwrap()..];
-        let orphan = &orphan[..orphan.find("</failure>").unwrap()];
-        assert!(orphan.contains("Leftover: pid 4242 `node timer.js`"));
-        assert!(orphan.contains("Held by: pid 4242; runtime node; 7 threads (node (x7)); open fds: pipe 3, timerfd 1\nHint: Node stays alive"));
-        // The case that could not run says why.
-        assert!(xml.contains("message=\"Not testable: no answer to `initialize` within 10000 ms (handshake-timeout)\""));
+        assert_eq!(
+            eof.children()
+                .find(|c| c.has_tag_name("system-err"))
+                .unwrap()
+                .text(),
+            Some("server running on stdio\n")
+        );
+        let orphan = case(&d, "timer", "crash stdio-exit-on-client-death");
+        let body = orphan
+            .children()
+            .find(|c| c.has_tag_name("failure"))
+            .unwrap()
+            .text()
+            .unwrap();
+        assert!(body.contains("Leftover: pid 4242 `node timer.js`"));
+        assert!(body.contains("Held by: pid 4242; runtime node; 7 threads (node (x7)); open fds: pipe 3, timerfd 1\nHint: Node stays alive"));
+    }
+
+    #[test]
+    fn a_report_without_rule_wording_still_names_the_rule() {
+        let mut rep = fixture::report();
+        rep.rules.clear();
+        let xml = render(&rep);
+        let d = doc(&xml);
+        let eof = case(&d, "timer", "close stdio-exit-on-eof");
+        let body = eof
+            .children()
+            .find(|c| c.has_tag_name("failure"))
+            .unwrap()
+            .text()
+            .unwrap();
+        assert!(
+            body.contains("Requirement (SHOULD, spec 2026-07-28): rule stdio-exit-on-eof"),
+            "{body}"
+        );
+        assert!(
+            body.contains("Expected: rule stdio-exit-on-eof holds"),
+            "{body}"
+        );
     }
 
     #[test]
     fn info_and_skipped_and_error_cases() {
         let mut rep = fixture::report_for("2025-06-18", fixture::results("2025-06-18"));
         rep.results[0].checks[1].status = Status::Skipped;
-        rep.results.push(CaseResult::failed(
-            "ghost",
-            "exit",
-            ErrorKind::SpawnFailed,
-            "no such file `ghost`".into(),
-        ));
+        rep.results.push(JudgedCase {
+            observation: Observation::failed(
+                "ghost",
+                &"exit".parse().unwrap(),
+                ErrorKind::SpawnFailed,
+                "no such file `ghost`".into(),
+            ),
+            budgets: None,
+            ladder: None,
+            checks: Vec::new(),
+        });
         let xml = render(&rep);
-        fixture::well_formed(&xml).unwrap();
-        assert!(xml.contains("<system-out>INFO (not scored in 2025-06-18): did not exit within"));
-        assert!(xml.contains("<skipped message="));
-        assert!(xml.contains("<testcase name=\"exit (could not run)\" classname=\"ghost\">"));
-        assert!(xml.contains("<error type=\"spawn-failed\" message=\"no such file `ghost`\">"));
-        assert!(xml.contains(
-            "<testsuite name=\"ghost\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">"
-        ));
+        let d = doc(&xml);
+        let info = case(&d, "timer", "close stdio-exit-on-eof");
+        let out = info
+            .children()
+            .find(|c| c.has_tag_name("system-out"))
+            .unwrap();
+        assert!(out
+            .text()
+            .unwrap()
+            .starts_with("INFO (not scored in 2025-06-18): did not exit within"));
+        let skipped = case(&d, "timer", "close stdio-no-forced-kill");
+        assert!(skipped.children().any(|c| c.has_tag_name("skipped")));
+        let ghost = case(&d, "ghost", "exit (could not run)");
+        let e = ghost.children().find(|c| c.has_tag_name("error")).unwrap();
+        assert_eq!(e.attribute("type"), Some("spawn-failed"));
+        assert_eq!(e.attribute("message"), Some("no such file `ghost`"));
+        let suite = d
+            .descendants()
+            .find(|n| n.has_tag_name("testsuite") && n.attribute("name") == Some("ghost"))
+            .unwrap();
+        assert_eq!(
+            (suite.attribute("tests"), suite.attribute("errors")),
+            (Some("1"), Some("1"))
+        );
     }
 
     #[test]
     fn hostile_text_is_escaped() {
         let xml = render(&fixture::hostile());
-        fixture::well_formed(&xml).unwrap();
+        let d = doc(&xml);
         assert!(!xml.contains("<i>") && !xml.contains("<b>") && !xml.contains("<script>"));
         assert!(!xml.contains('\u{1b}') && !xml.contains('\u{0}'));
-        assert!(xml.contains("classname=\"t&lt;i&gt;m&amp;r &quot;x&quot; &apos;y&apos;\""));
-        assert!(xml.contains("\\x1b[31m]]&gt;"));
+        assert!(d
+            .descendants()
+            .any(|n| n.attribute("classname") == Some("t<i>m&r \"x\" 'y'")));
     }
 
     #[test]
     fn every_quote_of_the_revision_and_the_note() {
         let mut rep = fixture::report();
         rep.results[0].checks[2] = fixture::check(
-            "stdio-stdout-only-mcp",
-            crate::rules::Outcome::Fail,
+            RuleId::StdioStdoutOnlyMcp,
+            Outcome::Fail,
             "sent 1 JSON-RPC request(s)",
             fixture::SPEC,
         );
         rep.results[0].note = Some("costs the user 2 s on every shutdown".into());
         let xml = render(&rep);
-        let f = &xml[xml
-            .find("<failure type=\"FAILURE\" message=\"sent 1")
-            .unwrap()..];
-        let f = &f[..f.find("</failure>").unwrap()];
+        let d = doc(&xml);
+        let c = case(&d, "timer", "close stdio-stdout-only-mcp");
+        let f = c
+            .children()
+            .find(|c| c.has_tag_name("failure"))
+            .unwrap()
+            .text()
+            .unwrap();
         assert_eq!(
             f.matches("Requirement (MUST, spec 2026-07-28): ").count(),
             2,

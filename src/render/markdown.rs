@@ -3,21 +3,8 @@
 
 use std::fmt::Write as _;
 
-use super::{axes, cells, ms, verdict};
-use crate::observation::CaseResult;
-use crate::report::Report;
-use crate::rules::{Outcome, Status};
-
-/// The mark of a status, as shown in cells and findings.
-pub fn emoji(s: Status) -> &'static str {
-    match s {
-        Status::Success => "✅",
-        Status::Failure => "❌",
-        Status::Warning => "⚠️",
-        Status::Info => "ℹ️",
-        Status::Skipped => "⏭️",
-    }
-}
+use super::present::{axes, cells, emoji, left_behind, ms, outcome};
+use crate::model::{JudgedCase, Outcome, Report, RuleId, Status};
 
 /// Escapes text so Markdown shows it literally on one line (also inside table cells).
 pub fn escape(s: &str) -> String {
@@ -76,19 +63,13 @@ pub fn escape_message(s: &str) -> String {
 pub const MAX_BYTES: usize = 60_000;
 
 /// A case's matrix cell: its verdict mark, then the stage and latency, or the error kind.
-pub fn cell(r: &CaseResult) -> String {
-    let what = match (&r.error, r.stage, r.exit_ms) {
-        (Some(e), _, _) => e.kind.to_string(),
-        (None, Some(stage), Some(t)) => format!("{stage} {}", ms(t)),
-        (None, Some(stage), None) => stage.to_string(),
-        (None, None, _) => "?".into(),
-    };
-    let leftovers = if r.leftovers.is_empty() {
-        String::new()
-    } else {
-        format!(" · {} left behind", r.leftovers.len())
-    };
-    format!("{} {}{leftovers}", emoji(verdict(r)), escape(&what))
+pub fn cell(r: &JudgedCase) -> String {
+    format!(
+        "{} {}{}",
+        emoji(r.verdict()),
+        escape(&outcome(r)),
+        left_behind(r)
+    )
 }
 
 /// Renders the report as Markdown.
@@ -98,7 +79,7 @@ pub fn render(report: &Report) -> String {
     let _ = writeln!(
         out,
         "## MCP shutdown conformance · spec {}\n",
-        escape(&report.spec)
+        escape(&report.spec.to_string())
     );
     let _ = writeln!(
         out,
@@ -110,7 +91,7 @@ pub fn render(report: &Report) -> String {
     if !servers.is_empty() {
         out.push_str("| server |");
         for sc in &scenarios {
-            let _ = write!(out, " {} |", escape(sc));
+            let _ = write!(out, " {} |", escape(&sc.to_string()));
         }
         out.push_str("\n| --- |");
         for _ in &scenarios {
@@ -174,13 +155,17 @@ pub fn render(report: &Report) -> String {
 fn findings(report: &Report) -> Vec<(u8, String)> {
     let mut found: Vec<(u8, String)> = Vec::new();
     for r in &report.results {
-        let who = format!("**{}** · {}", escape(&r.server), escape(&r.scenario));
+        let who = format!(
+            "**{}** · {}",
+            escape(&r.server),
+            escape(&r.scenario.to_string())
+        );
         if let Some(e) = &r.error {
             found.push((
-                rank(verdict(r)),
+                rank(r.verdict()),
                 format!(
                     "{} {who} could not run ({}): {}",
-                    emoji(verdict(r)),
+                    emoji(r.verdict()),
                     e.kind,
                     escape_message(&e.message)
                 ),
@@ -194,23 +179,23 @@ fn findings(report: &Report) -> Vec<(u8, String)> {
                 format!(
                     "{} {who} · {} ({}{note}): {}",
                     emoji(c.status),
-                    escape(&c.id),
+                    c.id,
                     c.level,
                     escape_message(&c.message)
                 )
             };
             match c.status {
-                Status::Failure | Status::Warning => found.push((rank(c.status), line(""))),
+                s if s.is_miss() => found.push((rank(c.status), line(""))),
                 Status::Info if c.outcome == Outcome::Fail => found.push((
                     rank(c.status),
-                    line(&format!(", not scored in {}", escape(&report.spec))),
+                    line(&format!(", not scored in {}", report.spec)),
                 )),
                 _ => {}
             }
         }
         if let Some(note) = &r.note {
             found.push((
-                rank(verdict(r)),
+                rank(r.verdict()),
                 format!("📝 {who}: {}", escape_message(note)),
             ));
         }
@@ -218,10 +203,10 @@ fn findings(report: &Report) -> Vec<(u8, String)> {
         let named = r
             .checks
             .iter()
-            .any(|c| c.id == "process-no-leaked-descendants" && c.outcome == Outcome::Fail);
+            .any(|c| c.id == RuleId::ProcessNoLeakedDescendants && c.outcome == Outcome::Fail);
         for l in r.leftovers.iter().filter(|_| !named) {
             found.push((
-                rank(verdict(r)),
+                rank(r.verdict()),
                 format!(
                     "🧟 {who} left pid {} {} running (started by {}); the harness killed it",
                     l.pid,
@@ -248,8 +233,8 @@ fn rank(s: Status) -> u8 {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixture;
     use super::*;
+    use crate::test_support as fixture;
 
     #[test]
     fn header_counts_and_matrix() {

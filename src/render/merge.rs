@@ -1,35 +1,62 @@
 //! Joins the reports of a sharded run (e.g. one CI job per server group) into one report.
 
-use crate::report::{summarize, Report};
+use crate::model::Report;
+
+/// Shards that cannot be joined.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MergeError {
+    #[error("no reports to merge")]
+    Empty,
+    #[error("report {n} has schema_version {theirs}, report 1 has {ours}")]
+    Schema { n: usize, theirs: u32, ours: u32 },
+    #[error("report {n} was scored against spec {theirs}, report 1 against {ours}: rerun with the same --spec")]
+    Spec {
+        n: usize,
+        theirs: String,
+        ours: String,
+    },
+    #[error("report {n} ran with other budgets than report 1 ({theirs} vs {ours})")]
+    Budgets {
+        n: usize,
+        theirs: String,
+        ours: String,
+    },
+    #[error("case {server} × {scenario} appears in more than one report")]
+    Duplicate { server: String, scenario: String },
+}
 
 /// Joins shards: they must share the schema version, the spec revision and the budgets (so
 /// every check was scored the same way). Results are concatenated and sorted by
 /// (server, scenario); a server × scenario pair may appear in only one shard. The tool and
 /// host are those of the first shard; the summary is recomputed.
-pub fn merge(parts: Vec<Report>) -> Result<Report, String> {
+pub fn merge(parts: Vec<Report>) -> Result<Report, MergeError> {
     let mut parts = parts.into_iter();
-    let mut merged = parts.next().ok_or("no reports to merge")?;
+    let mut merged = parts.next().ok_or(MergeError::Empty)?;
     for (i, p) in parts.enumerate() {
         let n = i + 2;
         if p.schema_version != merged.schema_version {
-            return Err(format!(
-                "report {n} has schema_version {}, report 1 has {}",
-                p.schema_version, merged.schema_version
-            ));
+            return Err(MergeError::Schema {
+                n,
+                theirs: p.schema_version,
+                ours: merged.schema_version,
+            });
         }
         if p.spec != merged.spec {
-            return Err(format!(
-                "report {n} was scored against spec {}, report 1 against {}: rerun with the same --spec",
-                p.spec, merged.spec
-            ));
+            return Err(MergeError::Spec {
+                n,
+                theirs: p.spec.to_string(),
+                ours: merged.spec.to_string(),
+            });
         }
         if p.budgets != merged.budgets {
-            return Err(format!(
-                "report {n} ran with other budgets than report 1 ({:?} vs {:?})",
-                p.budgets, merged.budgets
-            ));
+            return Err(MergeError::Budgets {
+                n,
+                theirs: format!("{:?}", p.budgets),
+                ours: format!("{:?}", merged.budgets),
+            });
         }
         merged.servers.extend(p.servers);
+        merged.rules.extend(p.rules);
         merged.results.extend(p.results);
     }
     merged
@@ -40,19 +67,19 @@ pub fn merge(parts: Vec<Report>) -> Result<Report, String> {
         .windows(2)
         .find(|w| (&w[0].server, &w[0].scenario) == (&w[1].server, &w[1].scenario))
     {
-        return Err(format!(
-            "case {} × {} appears in more than one report",
-            w[0].server, w[0].scenario
-        ));
+        return Err(MergeError::Duplicate {
+            server: w[0].server.clone(),
+            scenario: w[0].scenario.to_string(),
+        });
     }
-    merged.summary = summarize(&merged.results);
+    merged.resummarize();
     Ok(merged)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixture;
     use super::*;
+    use crate::test_support as fixture;
 
     fn shards() -> (Report, Report) {
         let all = fixture::results(fixture::SPEC);
@@ -67,19 +94,19 @@ mod tests {
     fn joins_sorts_and_resummarizes() {
         let (a, b) = shards();
         let m = merge(vec![a, b]).unwrap();
-        let order: Vec<(&str, &str)> = m
+        let order: Vec<(&str, String)> = m
             .results
             .iter()
-            .map(|r| (r.server.as_str(), r.scenario.as_str()))
+            .map(|r| (r.server.as_str(), r.scenario.to_string()))
             .collect();
         assert_eq!(
             order,
             [
-                ("fixed", "close"),
-                ("fixed", "crash"),
-                ("mute", "close"),
-                ("timer", "close"),
-                ("timer", "crash")
+                ("fixed", "close".into()),
+                ("fixed", "crash".into()),
+                ("mute", "close".into()),
+                ("timer", "close".into()),
+                ("timer", "crash".into())
             ]
         );
         assert_eq!(m.summary, fixture::report().summary);
@@ -97,20 +124,23 @@ mod tests {
     fn rejects_mismatched_shards() {
         let (a, b) = shards();
         let other = fixture::report_for("2025-06-18", b.results.clone());
-        let e = merge(vec![a.clone(), other]).unwrap_err();
+        let e = merge(vec![a.clone(), other]).unwrap_err().to_string();
         assert!(e.contains("spec 2025-06-18"), "{e}");
         let mut newer = b.clone();
         newer.schema_version = 2;
         assert!(merge(vec![a.clone(), newer])
             .unwrap_err()
+            .to_string()
             .contains("schema_version"));
         let mut slower = b.clone();
         slower.budgets.grace_ms = 5000;
         assert!(merge(vec![a.clone(), slower])
             .unwrap_err()
+            .to_string()
             .contains("budgets"));
         assert!(merge(vec![a.clone(), a.clone()])
             .unwrap_err()
+            .to_string()
             .contains("more than one report"));
         assert!(merge(Vec::new()).is_err());
     }

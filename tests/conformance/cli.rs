@@ -179,7 +179,8 @@ fn rules_show_levels_per_revision() {
 
 #[test]
 fn bundled_baseline_loads_and_names_only_real_servers_scenarios_and_rules() {
-    use mcp_shutdown_conformance::{baseline::Baseline, manifest, rules::Catalogue, scenario};
+    use mcp_shutdown_conformance::internals::{all_ids, Baseline, Catalogue, Profiles};
+    use mcp_shutdown_conformance::manifest;
     let b = Baseline::load(std::path::Path::new("conformance/expected-failures.toml"))
         .unwrap_or_else(|e| panic!("{e}"));
     let servers: Vec<String> = manifest::load(std::path::Path::new("conformance/servers"))
@@ -187,12 +188,12 @@ fn bundled_baseline_loads_and_names_only_real_servers_scenarios_and_rules() {
         .into_iter()
         .map(|m| m.name)
         .collect();
-    let rules: Vec<String> = Catalogue::bundled()
+    let rules: Vec<_> = Catalogue::bundled()
         .rules
         .into_iter()
         .map(|r| r.id)
         .collect();
-    let scenarios = scenario::all_ids();
+    let scenarios = all_ids(&Profiles::bundled());
     assert!(!b.entries.is_empty());
     for (server, by_scenario) in &b.entries {
         assert!(

@@ -38,7 +38,7 @@ fn hostile_server(
 }
 
 fn is_zombie_or_reused(pid: i32, cmdline: &str) -> bool {
-    mcp_shutdown_conformance::process::proc_info(pid)
+    mcp_shutdown_conformance::internals::proc_info(pid)
         .is_none_or(|p| p.is_zombie() || p.cmdline != cmdline)
 }
 
@@ -62,7 +62,7 @@ fn messages_say_what_happened() {
         Path::new("conformance/hostile/hostile-silent.toml"),
         "close",
     );
-    let e = r.error.unwrap();
+    let e = r.error.clone().unwrap();
     assert!(
         e.message.contains("no answer to `initialize`"),
         "{}",
@@ -72,7 +72,7 @@ fn messages_say_what_happened() {
         Path::new("conformance/hostile/hostile-crash-at-start.toml"),
         "exit",
     );
-    let e = r.error.unwrap();
+    let e = r.error.clone().unwrap();
     assert!(
         e.message.contains("exit code 1") && e.message.contains("stderr"),
         "{}",
@@ -82,7 +82,7 @@ fn messages_say_what_happened() {
         Path::new("conformance/hostile/hostile-missing-command.toml"),
         "crash",
     );
-    assert!(r.error.unwrap().message.contains("not found"));
+    assert!(r.error.clone().unwrap().message.contains("not found"));
     assert!(r
         .checks
         .iter()
@@ -95,15 +95,12 @@ fn stateless_server_is_confirmed_without_initialize() {
         Path::new("conformance/hostile/hostile-stateless.toml"),
         "close",
     );
-    let h = r.handshake.expect("a handshake");
+    let h = r.handshake.clone().expect("a handshake");
     assert_eq!(
         h.mode,
-        mcp_shutdown_conformance::mcp::HandshakeMode::Stateless
+        mcp_shutdown_conformance::model::HandshakeMode::Stateless
     );
-    assert_eq!(
-        r.stage,
-        Some(mcp_shutdown_conformance::scenario::Stage::Eof)
-    );
+    assert_eq!(r.stage, Some(mcp_shutdown_conformance::model::Stage::Eof));
 }
 
 #[test]

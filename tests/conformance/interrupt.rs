@@ -12,7 +12,7 @@ const MARK: &str = "MCP_SHUTDOWN_TEST_MARK";
 
 /// Live (non-zombie) processes whose environment carries `MARK=mark`.
 fn marked(mark: &str) -> Vec<(i32, String)> {
-    mcp_shutdown_conformance::process::with_env(MARK, mark)
+    mcp_shutdown_conformance::internals::with_env(MARK, mark)
         .into_iter()
         .map(|p| (p.pid, p.cmdline))
         .collect()
@@ -26,7 +26,7 @@ fn wait_for(what: &str, timeout: Duration, mark: &str, mut ok: impl FnMut() -> b
                 .into_iter()
                 .map(|(pid, cmd)| {
                     let ppid =
-                        mcp_shutdown_conformance::process::proc_info(pid).map_or(0, |p| p.ppid);
+                        mcp_shutdown_conformance::internals::proc_info(pid).map_or(0, |p| p.ppid);
                     format!("pid {pid} (parent {ppid}): {cmd}")
                 })
                 .collect();
@@ -67,7 +67,7 @@ fn killing_the_harness_mid_run_leaves_nothing(#[case] signal: i32) {
     wait_for("an orphaned server", Duration::from_secs(60), &mark, || {
         let procs = marked(&mark);
         let parent_of =
-            |pid: i32| mcp_shutdown_conformance::process::proc_info(pid).map_or(0, |p| p.ppid);
+            |pid: i32| mcp_shutdown_conformance::internals::proc_info(pid).map_or(0, |p| p.ppid);
         let is_supervisor = |pid: i32| procs.iter().any(|(p, c)| *p == pid && c.contains("__case"));
         procs
             .iter()
@@ -90,11 +90,11 @@ fn killing_the_harness_mid_run_leaves_nothing(#[case] signal: i32) {
 
 fn unsafe_free_kill(pid: i32, signal: i32) {
     let sig = match signal {
-        libc_signal::INT => mcp_shutdown_conformance::process::SignalName::Int,
-        libc_signal::TERM => mcp_shutdown_conformance::process::SignalName::Term,
-        _ => mcp_shutdown_conformance::process::SignalName::Kill,
+        libc_signal::INT => mcp_shutdown_conformance::model::SignalName::Int,
+        libc_signal::TERM => mcp_shutdown_conformance::model::SignalName::Term,
+        _ => mcp_shutdown_conformance::model::SignalName::Kill,
     };
-    mcp_shutdown_conformance::process::signal_pid(pid, sig);
+    mcp_shutdown_conformance::internals::signal_pid(pid, sig);
 }
 
 mod libc_signal {

@@ -8,10 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::channel;
 use std::sync::{Arc, Mutex};
 
+use mcp_shutdown_conformance::internals::{classify, read_stdout, WireEvent, MAX_LINE};
 use mcp_shutdown_conformance::manifest::{self, ManifestError};
-use mcp_shutdown_conformance::mcp::{
-    classify, read_stdout, StdoutRecord, Violation, ViolationKind, WireEvent, MAX_LINE,
-};
+use mcp_shutdown_conformance::model::{StdoutRecord, Violation, ViolationKind};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{json, Value};

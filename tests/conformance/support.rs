@@ -1,8 +1,7 @@
 use std::path::Path;
 
-use mcp_shutdown_conformance::manifest;
-use mcp_shutdown_conformance::observation::CaseResult;
-use mcp_shutdown_conformance::runner::{Case, Harness};
+use mcp_shutdown_conformance::model::JudgedCase;
+use mcp_shutdown_conformance::{manifest, Case, Harness};
 use serde_json::{json, Value};
 
 pub fn harness() -> Harness {
@@ -10,21 +9,21 @@ pub fn harness() -> Harness {
 }
 
 /// Runs one manifest × scenario for real.
-pub fn run(path: &Path, scenario: &str) -> CaseResult {
+pub fn run(path: &Path, scenario: &str) -> JudgedCase {
     let m = manifest::load_file(path).unwrap_or_else(|e| panic!("{e}"));
     harness().run_one(&Case {
         manifest: m,
-        scenario: scenario.to_string(),
+        scenario: scenario.parse().unwrap_or_else(|e| panic!("{e}")),
     })
 }
 
 /// The classes a snapshot pins: stage, exit status, error kind, verdicts, leftovers and
 /// stdout purity. No milliseconds, pids or paths, so snapshots hold on a loaded machine.
-pub fn classes(r: &CaseResult) -> Value {
+pub fn classes(r: &JudgedCase) -> Value {
     let checks: serde_json::Map<String, Value> = r
         .checks
         .iter()
-        .map(|c| (c.id.clone(), json!(c.status)))
+        .map(|c| (c.id.to_string(), json!(c.status)))
         .collect();
     json!({
         "server": r.server,
@@ -39,12 +38,12 @@ pub fn classes(r: &CaseResult) -> Value {
 }
 
 /// Snapshot name for a case: stable and file-name safe.
-pub fn snapshot_name(r: &CaseResult) -> String {
-    format!("{}__{}", r.server, r.scenario.replace(':', "-"))
+pub fn snapshot_name(r: &JudgedCase) -> String {
+    format!("{}__{}", r.server, r.scenario.file_stem())
 }
 
 /// The rstest `#[values]` lists of endings must be literals, so they repeat
-/// `scenario::SCENARIOS`; this ties them together: every manifest in `dir` has a snapshot
+/// the default endings; this ties them together: every manifest in `dir` has a snapshot
 /// under every default ending (a new ending missing from a test's list has none).
 pub fn assert_snapshot_per_default_ending(dir: &str, module: &str) {
     let servers = mcp_shutdown_conformance::manifest::load(std::path::Path::new(dir)).unwrap();
@@ -52,7 +51,7 @@ pub fn assert_snapshot_per_default_ending(dir: &str, module: &str) {
     let missing: Vec<String> = servers
         .iter()
         .flat_map(|m| {
-            mcp_shutdown_conformance::scenario::SCENARIOS
+            mcp_shutdown_conformance::model::Ending::DEFAULTS
                 .iter()
                 .map(move |s| format!("conformance__{module}__{}__{s}.snap", m.name))
         })

@@ -4,10 +4,8 @@
 
 use std::path::PathBuf;
 
-use mcp_shutdown_conformance::manifest;
-use mcp_shutdown_conformance::report::render_text;
-use mcp_shutdown_conformance::rules::Status;
-use mcp_shutdown_conformance::runner::Case;
+use mcp_shutdown_conformance::model::Status;
+use mcp_shutdown_conformance::{manifest, render_text, Case};
 use rstest::rstest;
 
 use crate::support::harness;

@@ -7,7 +7,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::Path;
 
-use crate::manifest::Setup;
+use crate::config::manifest::Setup;
 
 const STAMP: &str = ".mcp-shutdown-setup.stamp";
 const LOCK: &str = ".mcp-shutdown-setup.lock";
@@ -109,13 +109,14 @@ pub fn ensure(setup: &Setup) -> Result<(), SetupError> {
             source: e,
         })?;
     // flock locks belong to the open file description, so threads of one process exclude
-    // each other as well as separate processes do; released when `lock` is dropped.
-    rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).map_err(|e| {
-        SetupError::Lock {
-            path: lock_path.display().to_string(),
-            source: e.into(),
-        }
-    })?;
+    // each other as well as separate processes do; released when `_locked` is dropped.
+    let _locked =
+        nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusive).map_err(|(_, e)| {
+            SetupError::Lock {
+                path: lock_path.display().to_string(),
+                source: e.into(),
+            }
+        })?;
     let stamp_path = setup.cwd.join(STAMP);
     let outputs_ok = || setup.outputs.iter().all(|o| setup.cwd.join(o).exists());
     if std::fs::read_to_string(&stamp_path).is_ok_and(|s| s.trim() == key) && outputs_ok() {
@@ -147,7 +148,7 @@ pub fn ensure(setup: &Setup) -> Result<(), SetupError> {
         return Err(SetupError::Failed {
             command,
             dir,
-            status: crate::process::ExitStatus::from(out.status).to_string(),
+            status: crate::model::ExitStatus::from(out.status).to_string(),
             tail,
         });
     }

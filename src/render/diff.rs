@@ -4,8 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::report::Report;
-use crate::rules::Status;
+use crate::model::{Report, RuleId, ScenarioId, Status};
 
 /// How one check moved between two reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -25,29 +24,22 @@ pub enum Change {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Row {
     pub server: String,
-    pub scenario: String,
-    pub rule: String,
+    pub scenario: ScenarioId,
+    pub rule: RuleId,
     pub old: Option<Status>,
     pub new: Option<Status>,
     pub change: Change,
 }
 
-fn missed(s: Status) -> bool {
-    matches!(s, Status::Failure | Status::Warning)
-}
-
-type Key = (String, String, String);
+type Key = (String, ScenarioId, RuleId);
 
 fn statuses(r: &Report) -> BTreeMap<Key, Status> {
     r.results
         .iter()
         .flat_map(|x| {
-            x.checks.iter().map(move |c| {
-                (
-                    (x.server.clone(), x.scenario.clone(), c.id.clone()),
-                    c.status,
-                )
-            })
+            x.checks
+                .iter()
+                .map(move |c| ((x.server.clone(), x.scenario.clone(), c.id), c.status))
         })
         .collect()
 }
@@ -64,14 +56,14 @@ pub fn diff(old: &Report, new: &Report) -> Vec<Row> {
             let change = match (o, n) {
                 (None, _) => Change::New,
                 (_, None) => Change::Removed,
-                (Some(o), Some(n)) if missed(o) && !missed(n) => Change::Fixed,
-                (Some(o), Some(n)) if !missed(o) && missed(n) => Change::Broken,
+                (Some(o), Some(n)) if o.is_miss() && !n.is_miss() => Change::Fixed,
+                (Some(o), Some(n)) if !o.is_miss() && n.is_miss() => Change::Broken,
                 _ => Change::Unchanged,
             };
             Row {
                 server: k.0.clone(),
                 scenario: k.1.clone(),
-                rule: k.2.clone(),
+                rule: k.2,
                 old: o,
                 new: n,
                 change,
@@ -128,30 +120,25 @@ pub fn render_pruned(report: &Report) -> String {
             .or_default()
             .push(name);
     }
-    let stage = |server: &str, scenario: &str| {
+    let stage = |server: &str, scenario: &ScenarioId| {
         report
             .results
             .iter()
-            .find(|r| r.server == server && r.scenario == scenario)
+            .find(|r| r.server == server && &r.scenario == scenario)
             .map(|r| match (&r.error, r.stage) {
                 (Some(e), _) => e.kind.to_string(),
                 (None, Some(s)) => s.to_string(),
                 (None, None) => "?".into(),
             })
     };
-    let mut scenarios: Vec<&str> = Vec::new();
-    for r in &report.results {
-        if !scenarios.contains(&r.scenario.as_str()) {
-            scenarios.push(&r.scenario);
-        }
-    }
+    let (_, scenarios) = super::present::axes(report);
     let mut out = String::new();
     let mut agreeing = 0;
     for (shape, servers) in &by_shape {
         if servers.len() < 2 {
             continue;
         }
-        let rows: Vec<(&str, Vec<String>)> = scenarios
+        let rows: Vec<(&ScenarioId, Vec<String>)> = scenarios
             .iter()
             .map(|sc| {
                 (
@@ -191,30 +178,31 @@ pub fn render_pruned(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observation::{CaseResult, ErrorKind};
-    use crate::report::ServerInfo;
-    use crate::rules::{Check, Level, Outcome};
-    use crate::scenario::Stage;
+    use crate::model::{Check, JudgedCase, Level, Observation, Outcome, ServerInfo, Stage};
+    use crate::test_support::report_of;
 
     fn report(rows: &[(&str, &str, Stage, Status)]) -> Report {
         let results = rows
             .iter()
             .map(|(server, scenario, stage, status)| {
-                let mut r = CaseResult::failed(server, scenario, ErrorKind::Harness, String::new());
-                r.error = None;
-                r.stage = Some(*stage);
-                r.checks.push(Check {
-                    id: "stdio-exit-on-eof".into(),
-                    status: *status,
-                    level: Level::Should,
-                    outcome: Outcome::Pass,
-                    message: String::new(),
-                    spec_references: Vec::new(),
-                });
-                r
+                let mut o = Observation::empty(server, &scenario.parse().unwrap());
+                o.stage = Some(*stage);
+                JudgedCase {
+                    observation: o,
+                    budgets: None,
+                    ladder: None,
+                    checks: vec![Check {
+                        id: RuleId::StdioExitOnEof,
+                        status: *status,
+                        level: Level::Should,
+                        outcome: Outcome::Pass,
+                        message: String::new(),
+                        spec_references: Vec::new(),
+                    }],
+                }
             })
             .collect();
-        let mut rep = Report::new("2026-07-28", Default::default(), results);
+        let mut rep = report_of(results);
         for (server, ..) in rows {
             rep.servers.insert(
                 server.to_string(),

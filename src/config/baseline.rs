@@ -13,11 +13,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::report::Report;
-use crate::rules::Status;
+use crate::model::{Report, RuleId, ScenarioId, Status};
 
 /// server → scenario → rule IDs expected to be missed.
-pub type Entries = BTreeMap<String, BTreeMap<String, Vec<String>>>;
+pub type Entries = BTreeMap<String, BTreeMap<ScenarioId, Vec<RuleId>>>;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Baseline {
@@ -25,12 +24,29 @@ pub struct Baseline {
     pub entries: Entries,
 }
 
+/// A baseline file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum BaselineError {
+    #[error("{}: cannot read the baseline", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}:{line}: {message}", path.display())]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+}
+
 /// One difference between a run and its baseline.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
     pub server: String,
-    pub scenario: String,
-    pub rule: String,
+    pub scenario: ScenarioId,
+    pub rule: RuleId,
     /// The check's status in this run.
     pub status: Status,
 }
@@ -79,18 +95,17 @@ impl Comparison {
 }
 
 impl Baseline {
-    pub fn load(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let entries: Entries = toml::from_str(&text).map_err(|e| {
-            let line = e
-                .span()
-                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
-            format!(
-                "{}:{}: {}",
-                path.display(),
-                line.unwrap_or(0),
-                e.message().trim()
-            )
+    pub fn load(path: &Path) -> Result<Self, BaselineError> {
+        let text = std::fs::read_to_string(path).map_err(|source| BaselineError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let entries: Entries = toml::from_str(&text).map_err(|e| BaselineError::Parse {
+            path: path.to_path_buf(),
+            line: e.span().map_or(0, |s| {
+                text[..s.start.min(text.len())].matches('\n').count() + 1
+            }),
+            message: e.message().trim().to_string(),
         })?;
         Ok(Self {
             path: Some(path.to_path_buf()),
@@ -102,13 +117,13 @@ impl Baseline {
     pub fn from_report(report: &Report) -> Self {
         let mut entries = Entries::new();
         for r in &report.results {
-            for c in r.checks.iter().filter(|c| is_missed(c.status)) {
+            for c in r.checks.iter().filter(|c| c.status.is_miss()) {
                 entries
                     .entry(r.server.clone())
                     .or_default()
                     .entry(r.scenario.clone())
                     .or_default()
-                    .push(c.id.clone());
+                    .push(c.id);
             }
         }
         Self {
@@ -127,8 +142,13 @@ impl Baseline {
         for (server, scenarios) in &self.entries {
             let _ = writeln!(out, "\n[{}]", quote(server));
             for (scenario, rules) in scenarios {
-                let list: Vec<String> = rules.iter().map(|r| quote(r)).collect();
-                let _ = writeln!(out, "{} = [{}]", quote(scenario), list.join(", "));
+                let list: Vec<String> = rules.iter().map(|r| quote(r.as_str())).collect();
+                let _ = writeln!(
+                    out,
+                    "{} = [{}]",
+                    quote(&scenario.to_string()),
+                    list.join(", ")
+                );
             }
         }
         out
@@ -143,10 +163,10 @@ impl Baseline {
                 let finding = || Finding {
                     server: r.server.clone(),
                     scenario: r.scenario.clone(),
-                    rule: c.id.clone(),
+                    rule: c.id,
                     status: c.status,
                 };
-                match (is_missed(c.status), is_listed) {
+                match (c.status.is_miss(), is_listed) {
                     (true, true) => cmp.expected += 1,
                     (true, false) => cmp.unexpected.push(finding()),
                     (false, true) if c.status == Status::Success => cmp.stale.push(finding()),
@@ -158,62 +178,61 @@ impl Baseline {
     }
 }
 
-fn is_missed(s: Status) -> bool {
-    matches!(s, Status::Failure | Status::Warning)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observation::{CaseResult, ErrorKind};
-    use crate::rules::{Check, Level, Outcome};
+    use crate::model::{Check, JudgedCase, Level, Observation, Outcome};
+    use crate::test_support::report_of;
 
-    fn report(statuses: &[(&str, &str, &str, Status)]) -> Report {
-        let mut results: Vec<CaseResult> = Vec::new();
-        for (server, scenario, rule, status) in statuses {
-            let mut r = CaseResult::failed(server, scenario, ErrorKind::Harness, String::new());
-            r.error = None;
-            r.checks.push(Check {
-                id: rule.to_string(),
-                status: *status,
-                level: Level::Should,
-                outcome: Outcome::Fail,
-                message: String::new(),
-                spec_references: Vec::new(),
-            });
-            results.push(r);
-        }
-        Report::new("2026-07-28", Default::default(), results)
+    fn report(statuses: &[(&str, &str, RuleId, Status)]) -> Report {
+        let results = statuses
+            .iter()
+            .map(|(server, scenario, rule, status)| JudgedCase {
+                observation: Observation::empty(server, &scenario.parse().unwrap()),
+                budgets: None,
+                ladder: None,
+                checks: vec![Check {
+                    id: *rule,
+                    status: *status,
+                    level: Level::Should,
+                    outcome: Outcome::Fail,
+                    message: String::new(),
+                    spec_references: Vec::new(),
+                }],
+            })
+            .collect();
+        report_of(results)
     }
 
     #[test]
     fn strict_both_ways() {
+        let eof = RuleId::StdioExitOnEof;
         let before = report(&[
-            ("timer", "close", "stdio-exit-on-eof", Status::Warning),
-            ("fixed", "close", "stdio-exit-on-eof", Status::Success),
+            ("timer", "close", eof, Status::Warning),
+            ("fixed", "close", eof, Status::Success),
         ]);
         let base = Baseline::from_report(&before);
         assert!(!base.compare(&before).fails());
         // The SDK fixed the gap: the entry is stale.
-        let fixed = report(&[("timer", "close", "stdio-exit-on-eof", Status::Success)]);
+        let fixed = report(&[("timer", "close", eof, Status::Success)]);
         let c = base.compare(&fixed);
         assert_eq!(c.stale.len(), 1);
         assert!(c.render().contains("stale baseline: remove it"));
         // A regression elsewhere: unexpected.
-        let broke = report(&[("fixed", "close", "stdio-exit-on-eof", Status::Warning)]);
+        let broke = report(&[("fixed", "close", eof, Status::Warning)]);
         assert_eq!(base.compare(&broke).unexpected.len(), 1);
     }
 
     #[test]
-    fn toml_round_trip() {
+    fn toml_round_trip_and_errors_name_the_line() {
         let r = report(&[
             (
                 "node-1.30.0-timer",
                 "close:java",
-                "stdio-exit-on-eof",
+                RuleId::StdioExitOnEof,
                 Status::Warning,
             ),
-            ("a", "exit", "stdio-exit-on-client-death", Status::Warning),
+            ("a", "exit", RuleId::StdioExitOnClientDeath, Status::Warning),
         ]);
         let b = Baseline::from_report(&r);
         let dir = tempfile::tempdir().unwrap();
@@ -221,6 +240,12 @@ mod tests {
         std::fs::write(&p, b.to_toml()).unwrap();
         assert_eq!(Baseline::load(&p).unwrap().entries, b.entries);
         std::fs::write(&p, "[a]\nclose = 3\n").unwrap();
-        assert!(Baseline::load(&p).unwrap_err().contains("b.toml:2"));
+        assert!(Baseline::load(&p)
+            .unwrap_err()
+            .to_string()
+            .contains("b.toml:2"));
+        std::fs::write(&p, "[a]\nclose = [\"no-such-rule\"]\n").unwrap();
+        let e = Baseline::load(&p).unwrap_err().to_string();
+        assert!(e.contains("b.toml:2") && e.contains("no-such-rule"), "{e}");
     }
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use crate::budgets::BudgetOverrides;
+use super::budgets::BudgetOverrides;
 
 /// A server under test, ready to launch.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -189,9 +189,47 @@ pub fn valid_name(name: &str) -> bool {
             .is_some_and(|c| c.is_ascii_alphanumeric())
 }
 
-/// Parses one manifest's text; `path` is used for messages and to resolve relative paths.
-pub fn parse(path: &Path, text: &str) -> Result<Manifest, ManifestError> {
-    let raw: RawManifest = toml::from_str(text).map_err(|e| {
+/// Where a manifest's text came from, for error positions.
+struct Source<'a> {
+    path: &'a Path,
+    text: &'a str,
+}
+
+impl Source<'_> {
+    fn err(&self, span: Option<std::ops::Range<usize>>, msg: String) -> ManifestError {
+        err_at(self.path, self.text, span, msg)
+    }
+
+    /// The directory relative paths are resolved against: the manifest's own.
+    fn base(&self) -> PathBuf {
+        let base = match self.path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        std::path::absolute(base).unwrap_or_else(|_| base.to_path_buf())
+    }
+
+    /// `field` resolved against `base`; it must be an existing directory.
+    fn dir(
+        &self,
+        base: &Path,
+        value: &Spanned<String>,
+        field: &str,
+    ) -> Result<PathBuf, ManifestError> {
+        let p = normalize(&base.join(value.get_ref()));
+        if p.is_dir() {
+            Ok(p)
+        } else {
+            Err(self.err(
+                Some(value.span()),
+                format!("field `{field}`: directory {} does not exist", p.display()),
+            ))
+        }
+    }
+}
+
+fn parse_raw(src: &Source) -> Result<RawManifest, ManifestError> {
+    let raw: RawManifest = toml::from_str(src.text).map_err(|e| {
         // toml's message already names the field ("unknown field `comand`, expected ...");
         // a few syntax errors (a key with no value at the end) come without one.
         let msg = e.message().trim();
@@ -200,7 +238,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Manifest, ManifestError> {
         } else {
             msg
         };
-        err_at(path, text, e.span(), msg.to_string())
+        src.err(e.span(), msg.to_string())
     })?;
     // toml hands a datetime to serde as a one-entry table with a private key.
     if let Some(env) = &raw.env {
@@ -209,30 +247,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Manifest, ManifestError> {
             .keys()
             .any(|k| k.starts_with("$__toml_private"))
         {
-            return Err(err_at(
-                path,
-                text,
+            return Err(src.err(
                 Some(env.span()),
                 "field `env`: invalid type: datetime, expected a table of strings".into(),
             ));
         }
     }
-    let base = path
-        .parent()
-        .map(|p| {
-            if p.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                p
-            }
-        })
-        .unwrap_or(Path::new("."));
-    let base = std::path::absolute(base).unwrap_or_else(|_| base.to_path_buf());
-
     if !valid_name(raw.name.get_ref()) {
-        return Err(err_at(
-            path,
-            text,
+        return Err(src.err(
             Some(raw.name.span()),
             format!(
                 "field `name`: {:?} is not a valid server name (use lowercase letters, digits, '.', '-', '_')",
@@ -241,67 +263,45 @@ pub fn parse(path: &Path, text: &str) -> Result<Manifest, ManifestError> {
         ));
     }
     if raw.command.get_ref().trim().is_empty() {
-        return Err(err_at(
-            path,
-            text,
+        return Err(src.err(
             Some(raw.command.span()),
             "field `command`: must not be empty".into(),
         ));
     }
+    Ok(raw)
+}
+
+fn setup(src: &Source, base: &Path, cwd: &Path, s: RawSetup) -> Result<Setup, ManifestError> {
+    if s.command.get_ref().is_empty() {
+        return Err(src.err(
+            Some(s.command.span()),
+            "field `setup.command`: must not be empty".into(),
+        ));
+    }
+    let scwd = match &s.cwd {
+        Some(c) => src.dir(base, c, "setup.cwd")?,
+        None => cwd.to_path_buf(),
+    };
+    Ok(Setup {
+        command: s.command.into_inner(),
+        cwd: scwd,
+        inputs: s.inputs,
+        outputs: s.outputs,
+        requires: s.requires,
+    })
+}
+
+/// Parses one manifest's text; `path` is used for messages and to resolve relative paths.
+pub fn parse(path: &Path, text: &str) -> Result<Manifest, ManifestError> {
+    let src = Source { path, text };
+    let raw = parse_raw(&src)?;
+    let base = src.base();
     let cwd = match &raw.cwd {
-        Some(c) => {
-            let p = normalize(&base.join(c.get_ref()));
-            if !p.is_dir() {
-                return Err(err_at(
-                    path,
-                    text,
-                    Some(c.span()),
-                    format!("field `cwd`: directory {} does not exist", p.display()),
-                ));
-            }
-            p
-        }
+        Some(c) => src.dir(&base, c, "cwd")?,
         None => base.clone(),
     };
     let command = resolve_command(raw.command.get_ref(), &cwd);
-    let setup = match raw.setup {
-        None => None,
-        Some(s) => {
-            if s.command.get_ref().is_empty() {
-                return Err(err_at(
-                    path,
-                    text,
-                    Some(s.command.span()),
-                    "field `setup.command`: must not be empty".into(),
-                ));
-            }
-            let scwd = match &s.cwd {
-                Some(c) => {
-                    let p = normalize(&base.join(c.get_ref()));
-                    if !p.is_dir() {
-                        return Err(err_at(
-                            path,
-                            text,
-                            Some(c.span()),
-                            format!(
-                                "field `setup.cwd`: directory {} does not exist",
-                                p.display()
-                            ),
-                        ));
-                    }
-                    p
-                }
-                None => cwd.clone(),
-            };
-            Some(Setup {
-                command: s.command.into_inner(),
-                cwd: scwd,
-                inputs: s.inputs,
-                outputs: s.outputs,
-                requires: s.requires,
-            })
-        }
-    };
+    let setup = raw.setup.map(|s| setup(&src, &base, &cwd, s)).transpose()?;
     Ok(Manifest {
         path: Some(path.to_path_buf()),
         name: raw.name.into_inner(),

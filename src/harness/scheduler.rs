@@ -2,36 +2,42 @@
 //! longest first, with a bounded number running at once; then judges every result.
 
 use std::collections::{HashMap, VecDeque};
-use std::io::{BufRead, Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::{BufReader, Read};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::budgets::{BudgetOverrides, Budgets};
-use crate::case::CaseSpec;
-use crate::manifest::Manifest;
-use crate::observation::{CaseResult, ErrorKind};
-use crate::report::Report;
-use crate::rules::Catalogue;
-use crate::scenario::Scenario;
+use super::progress::Progress;
+use super::tokens::cpu_tokens;
+use crate::config::budgets::{resolve, BudgetOverrides};
+use crate::config::manifest::{Manifest, Setup};
+use crate::config::profiles::Profiles;
+use crate::config::scenarios;
+use crate::model::{
+    Budgets, ErrorKind, ExitStatus, Host, JudgedCase, Observation, Report, Revision, RuleId,
+    ScenarioId, ServerInfo, SignalName, Tool,
+};
+use crate::os::{mono_ns, ms_between, signals};
+use crate::rules::{self, Catalogue};
+use crate::supervisor::protocol::{recv, send, CaseSpec, FromSupervisor, ToSupervisor};
 
 /// One server × scenario to run.
 #[derive(Clone, Debug)]
 pub struct Case {
     pub manifest: Manifest,
-    pub scenario: String,
+    pub scenario: ScenarioId,
 }
 
 impl Case {
     /// One case per default ending (`close`, `exit`, `crash`, `stdin-null`, `sigterm`,
     /// `sigint`, `inflight`) for a server.
     pub fn all_default(manifest: &Manifest) -> Vec<Case> {
-        crate::scenario::SCENARIOS
-            .iter()
-            .map(|s| Case {
+        scenarios::default_ids()
+            .into_iter()
+            .map(|scenario| Case {
                 manifest: manifest.clone(),
-                scenario: s.to_string(),
+                scenario,
             })
             .collect()
     }
@@ -43,67 +49,12 @@ pub struct Harness {
     helper: PathBuf,
     jobs: usize,
     overrides: BudgetOverrides,
-    revision: String,
+    revision: Revision,
     catalogue: Catalogue,
+    profiles: Profiles,
     live: Arc<Mutex<Vec<u32>>>,
     interrupted: Arc<AtomicBool>,
     progress: bool,
-    counts: Arc<Counts>,
-}
-
-/// Live counts for the progress line.
-#[derive(Debug, Default)]
-struct Counts {
-    done: std::sync::atomic::AtomicUsize,
-    running: std::sync::atomic::AtomicUsize,
-    /// Cases holding a CPU token (starting up, or in the timed window after the trigger).
-    busy: std::sync::atomic::AtomicUsize,
-}
-
-/// CPU tokens, process-wide so that parallel tests share them: one per CPU, at least two.
-fn cpu_tokens() -> &'static Semaphore {
-    static GATE: OnceLock<Semaphore> = OnceLock::new();
-    GATE.get_or_init(|| {
-        Semaphore::new(
-            std::thread::available_parallelism()
-                .map_or(2, |n| n.get())
-                .max(2),
-        )
-    })
-}
-
-/// A counting semaphore (std has none).
-#[derive(Debug)]
-struct Semaphore {
-    free: Mutex<usize>,
-    cv: std::sync::Condvar,
-}
-
-struct Permit<'a>(&'a Semaphore);
-
-impl Semaphore {
-    fn new(n: usize) -> Self {
-        Self {
-            free: Mutex::new(n),
-            cv: std::sync::Condvar::new(),
-        }
-    }
-
-    fn acquire(&self) -> Permit<'_> {
-        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
-        while *free == 0 {
-            free = self.cv.wait(free).unwrap_or_else(|p| p.into_inner());
-        }
-        *free -= 1;
-        Permit(self)
-    }
-}
-
-impl Drop for Permit<'_> {
-    fn drop(&mut self) {
-        *self.0.free.lock().unwrap_or_else(|p| p.into_inner()) += 1;
-        self.0.cv.notify_one();
-    }
 }
 
 impl Harness {
@@ -114,18 +65,18 @@ impl Harness {
             helper: helper.into(),
             jobs: 16,
             overrides: BudgetOverrides::default(),
-            revision: catalogue.default_revision.clone(),
+            revision: catalogue.default_revision,
             catalogue,
+            profiles: Profiles::bundled(),
             live: Arc::default(),
             interrupted: Arc::default(),
             progress: false,
-            counts: Arc::default(),
         }
     }
 
-    /// Finds the `mcp-shutdown` binary (see [`crate::case::default_helper`]).
+    /// Finds the `mcp-shutdown` binary (see [`super::locate::helper`]).
     pub fn locate() -> Option<Self> {
-        crate::case::default_helper().map(Self::new)
+        super::locate::helper().map(Self::new)
     }
 
     /// How many cases run at once (default 16: most of a case is waiting).
@@ -146,42 +97,46 @@ impl Harness {
         self
     }
 
-    /// The spec revision whose rule levels score the run (default 2026-07-28).
-    pub fn revision(mut self, rev: impl Into<String>) -> Self {
-        self.revision = rev.into();
+    /// The spec revision whose rule levels score the run (default: the catalogue's).
+    pub fn revision(mut self, rev: Revision) -> Self {
+        self.revision = rev;
         self
     }
 
-    pub fn revision_name(&self) -> &str {
-        &self.revision
+    pub fn revision_of(&self) -> Revision {
+        self.revision
     }
 
     pub fn catalogue(&self) -> &Catalogue {
         &self.catalogue
     }
 
+    pub fn profiles(&self) -> &Profiles {
+        &self.profiles
+    }
+
     /// The budgets in force for a manifest.
     pub fn budgets_for(&self, m: &Manifest) -> Budgets {
-        Budgets::default().with(&m.budgets).with(&self.overrides)
+        resolve(&m.budgets, &self.overrides)
     }
 
     /// Stops every running case: each supervisor kills its whole tree and exits.
     pub fn interrupt(&self) {
         self.interrupted.store(true, Ordering::SeqCst);
         for pid in self.live.lock().unwrap_or_else(|p| p.into_inner()).iter() {
-            crate::process::signal_pid(*pid as i32, crate::process::SignalName::Term);
+            signals::signal_pid(*pid as i32, SignalName::Term);
         }
     }
 
     /// Runs every case and returns the judged report, results in input order.
     pub fn run(&self, cases: &[Case]) -> Report {
         let results = self.run_cases(cases);
-        let mut report = Report::new(&self.revision, self.overrides, results);
+        let mut servers = std::collections::BTreeMap::new();
         for c in cases {
             let m = &c.manifest;
-            report.servers.insert(
+            servers.insert(
                 m.name.clone(),
-                crate::report::ServerInfo {
+                ServerInfo {
                     description: m.description.clone(),
                     sdk: m.about.sdk.clone(),
                     sdk_version: m.about.sdk_version.clone(),
@@ -189,27 +144,41 @@ impl Harness {
                 },
             );
         }
+        let judged: Vec<RuleId> = results
+            .iter()
+            .flat_map(|r| r.checks.iter().map(|c| c.id))
+            .collect();
+        let mut report = Report {
+            schema_version: crate::model::report::SCHEMA_VERSION,
+            tool: Tool::this(),
+            spec: self.revision,
+            budgets: self.overrides.apply(Budgets::default()),
+            host: host(),
+            servers,
+            rules: self.catalogue.infos(judged, self.revision),
+            summary: Default::default(),
+            results,
+        };
+        report.resummarize();
         report
     }
 
     /// Runs cases and judges them, results in input order.
-    pub fn run_cases(&self, cases: &[Case]) -> Vec<CaseResult> {
+    pub fn run_cases(&self, cases: &[Case]) -> Vec<JudgedCase> {
         let mut order: Vec<usize> = (0..cases.len()).collect();
         // Longest first, so the run costs little more than its longest case.
         order.sort_by_key(|&i| {
             let b = self.budgets_for(&cases[i].manifest);
             std::cmp::Reverse(
-                Scenario::from_id(&cases[i].scenario, &b).map_or(0, |s| s.max_wait_ms()),
+                scenarios::build(&cases[i].scenario, &b, &self.profiles)
+                    .map_or(0, |s| s.max_wait_ms()),
             )
         });
         let queue = Mutex::new(order.into_iter().collect::<VecDeque<usize>>());
-        let slots: Vec<Mutex<Option<CaseResult>>> =
+        let slots: Vec<Mutex<Option<JudgedCase>>> =
             cases.iter().map(|_| Mutex::new(None)).collect();
-        let finished = AtomicBool::new(false);
+        let progress = Progress::new(cases.len(), self.progress);
         std::thread::scope(|s| {
-            if self.progress {
-                s.spawn(|| self.print_progress(cases.len(), &finished));
-            }
             let workers: Vec<_> = (0..self.jobs.min(cases.len()))
                 .map(|_| {
                     s.spawn(|| loop {
@@ -217,7 +186,7 @@ impl Harness {
                         else {
                             break;
                         };
-                        let r = self.run_one(&cases[i]);
+                        let r = self.run_one_with(&cases[i], &progress);
                         *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
                     })
                 })
@@ -225,8 +194,8 @@ impl Harness {
             for w in workers {
                 let _ = w.join();
             }
-            finished.store(true, Ordering::SeqCst);
         });
+        progress.finish();
         slots
             .into_iter()
             .map(|m| {
@@ -237,49 +206,40 @@ impl Harness {
             .collect()
     }
 
-    fn print_progress(&self, total: usize, finished: &AtomicBool) {
-        use std::sync::atomic::Ordering::Relaxed;
-        let mut err = std::io::stderr();
-        while !finished.load(Ordering::SeqCst) {
-            let c = &self.counts;
-            let (done, running, busy) = (
-                c.done.load(Relaxed),
-                c.running.load(Relaxed),
-                c.busy.load(Relaxed),
-            );
-            let _ = write!(
-                err,
-                "\r\x1b[K[{done}/{total}] {busy} starting or timing an exit, {} waiting on a grace period or an orphan",
-                running.saturating_sub(busy)
-            );
-            let _ = err.flush();
-            std::thread::sleep(std::time::Duration::from_millis(200));
-        }
-        let _ = write!(err, "\r\x1b[K");
+    /// Runs one case in a supervisor process and judges it.
+    pub fn run_one(&self, case: &Case) -> JudgedCase {
+        self.run_one_with(case, &Progress::new(1, false))
     }
 
-    /// Runs one case in a supervisor process and judges it.
-    pub fn run_one(&self, case: &Case) -> CaseResult {
+    fn run_one_with(&self, case: &Case, progress: &Progress) -> JudgedCase {
         let m = &case.manifest;
         let budgets = self.budgets_for(m);
-        let Some(scenario) = Scenario::from_id(&case.scenario, &budgets) else {
-            return CaseResult::failed(
-                &m.name,
-                &case.scenario,
-                ErrorKind::Harness,
-                format!("unknown scenario `{}`", case.scenario),
-            );
+        let scenario = match scenarios::build(&case.scenario, &budgets, &self.profiles) {
+            Ok(s) => s,
+            Err(e) => {
+                return JudgedCase {
+                    observation: Observation::failed(
+                        &m.name,
+                        &case.scenario,
+                        ErrorKind::Harness,
+                        e.to_string(),
+                    ),
+                    budgets: Some(budgets),
+                    ladder: None,
+                    checks: Vec::new(),
+                };
+            }
         };
         let setup = m.setup.as_ref().map(setup_once).unwrap_or(Ok(()));
-        let mut result = if self.interrupted.load(Ordering::SeqCst) {
-            CaseResult::failed(
+        let mut observation = if self.interrupted.load(Ordering::SeqCst) {
+            Observation::failed(
                 &m.name,
                 &case.scenario,
                 ErrorKind::Harness,
                 "interrupted before it started".into(),
             )
         } else if let Err(msg) = setup {
-            CaseResult::failed(&m.name, &case.scenario, ErrorKind::SetupFailed, msg)
+            Observation::failed(&m.name, &case.scenario, ErrorKind::SetupFailed, msg)
         } else {
             let spec = CaseSpec {
                 server: m.name.clone(),
@@ -289,24 +249,30 @@ impl Harness {
                 budgets,
                 inflight: m.inflight.clone(),
             };
-            self.supervise(&spec)
+            self.supervise(&spec, progress)
         };
-        result.checks = self
+        observation.note = rules::note(&observation, &scenario);
+        let checks = self
             .catalogue
-            .judge(&result, &scenario, &budgets, &self.revision);
-        result
+            .judge(&observation, &scenario, &budgets, self.revision);
+        JudgedCase {
+            observation,
+            budgets: Some(budgets),
+            ladder: Some(scenario.ladder()),
+            checks,
+        }
     }
 
-    fn supervise(&self, spec: &CaseSpec) -> CaseResult {
-        let started = crate::process::mono_ns();
-        let mut r = self.supervise_inner(spec);
-        r.wall_ms = crate::process::ms_between(started, crate::process::mono_ns());
+    fn supervise(&self, spec: &CaseSpec, progress: &Progress) -> Observation {
+        let started = mono_ns();
+        let mut r = self.supervise_inner(spec, progress);
+        r.wall_ms = ms_between(started, mono_ns());
         r
     }
 
-    fn supervise_inner(&self, spec: &CaseSpec) -> CaseResult {
+    fn supervise_inner(&self, spec: &CaseSpec, progress: &Progress) -> Observation {
         let fail = |msg: String| {
-            CaseResult::failed(&spec.server, &spec.scenario.id, ErrorKind::Harness, msg)
+            Observation::failed(&spec.server, &spec.scenario.id, ErrorKind::Harness, msg)
         };
         let mut cmd = Command::new(&self.helper);
         cmd.arg("__case")
@@ -331,46 +297,41 @@ impl Harness {
         // An interrupt that came between the caller's check and this registration has already
         // signalled the supervisors it knew of: stop this one too (it cleans up its tree).
         if self.interrupted.load(Ordering::SeqCst) {
-            crate::process::signal_pid(child.id() as i32, crate::process::SignalName::Term);
+            signals::signal_pid(child.id() as i32, SignalName::Term);
         }
         // The write end stays open until the case is done: it is the supervisor's lifeline.
         let mut lifeline = child.stdin.take().expect("piped");
-        let line = serde_json::to_string(spec).expect("spec serializes");
-        let _ = writeln!(lifeline, "{line}");
+        send(&mut lifeline, spec);
         let mut stderr = child.stderr.take().expect("piped");
         let err_reader = std::thread::spawn(move || {
             let mut s = String::new();
             let _ = stderr.read_to_string(&mut s);
             s
         });
-        let mut out = String::new();
-        let mut lines = std::io::BufReader::new(child.stdout.take().expect("piped")).lines();
-        // The CPU-token protocol (see `case::Link`): grant on `need-cpu`, take back on `free-cpu`.
-        use std::sync::atomic::Ordering::Relaxed;
-        let c = &self.counts;
-        c.running.fetch_add(1, Relaxed);
+        let mut lines = BufReader::new(child.stdout.take().expect("piped"));
+        // The CPU-token protocol (see `supervisor::link`).
+        progress.case_started();
         let mut token = None;
-        for line in lines.by_ref().map_while(Result::ok) {
-            match line.as_str() {
-                crate::case::NEED_CPU => {
+        let mut out = None;
+        while let Some(msg) = recv::<FromSupervisor>(&mut lines) {
+            match msg {
+                FromSupervisor::NeedCpu => {
                     token = Some(cpu_tokens().acquire());
-                    c.busy.fetch_add(1, Relaxed);
-                    let _ = writeln!(lifeline, "{}", crate::case::GO);
-                    let _ = lifeline.flush();
+                    progress.busy(true);
+                    send(&mut lifeline, &ToSupervisor::Go);
                 }
-                crate::case::FREE_CPU => {
+                FromSupervisor::FreeCpu => {
                     if token.take().is_some() {
-                        c.busy.fetch_sub(1, Relaxed);
+                        progress.busy(false);
                     }
                 }
-                _ => out = line,
+                FromSupervisor::Result { observation } => out = Some(*observation),
             }
         }
         if token.take().is_some() {
-            c.busy.fetch_sub(1, Relaxed);
+            progress.busy(false);
         }
-        c.running.fetch_sub(1, Relaxed);
-        c.done.fetch_add(1, Relaxed);
+        progress.case_done();
         let status = child.wait();
         drop(lifeline);
         self.live
@@ -378,26 +339,36 @@ impl Harness {
             .unwrap_or_else(|p| p.into_inner())
             .retain(|p| *p != child.id());
         let err = err_reader.join().unwrap_or_default();
-        match serde_json::from_str::<CaseResult>(out.trim()) {
-            Ok(r) => r,
-            Err(_) => fail(format!(
+        out.unwrap_or_else(|| {
+            fail(format!(
                 "the case supervisor ended without a result ({}){}",
                 status
-                    .map(|s| crate::process::ExitStatus::from(s).to_string())
+                    .map(|s| ExitStatus::from(s).to_string())
                     .unwrap_or_else(|e| e.to_string()),
                 if err.trim().is_empty() {
                     String::new()
                 } else {
                     format!(": {}", err.trim())
                 }
-            )),
-        }
+            ))
+        })
+    }
+}
+
+/// The machine this run is on.
+fn host() -> Host {
+    Host {
+        os: std::env::consts::OS.into(),
+        kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default(),
+        cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
     }
 }
 
 /// Runs a setup at most once per process and key; a failure is remembered, so that the
 /// cases of a broken fixture fail fast with the same message instead of retrying it each.
-fn setup_once(setup: &crate::manifest::Setup) -> Result<(), String> {
+fn setup_once(setup: &Setup) -> Result<(), String> {
     static DONE: OnceLock<Mutex<HashMap<PathBuf, Result<(), String>>>> = OnceLock::new();
     let done = DONE.get_or_init(Mutex::default);
     if let Some(r) = done
@@ -408,18 +379,9 @@ fn setup_once(setup: &crate::manifest::Setup) -> Result<(), String> {
         return r.clone();
     }
     // Concurrent callers serialize on the setup's file lock, not on this map.
-    let r = crate::setup::ensure(setup).map_err(|e| e.to_string());
+    let r = super::setup::ensure(setup).map_err(|e| e.to_string());
     done.lock()
         .unwrap_or_else(|p| p.into_inner())
         .insert(setup.cwd.clone(), r.clone());
     r
-}
-
-/// The directory of bundled server manifests.
-pub fn bundled_suite() -> PathBuf {
-    let local = Path::new("conformance/servers");
-    if local.is_dir() {
-        return local.to_path_buf();
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/servers")
 }

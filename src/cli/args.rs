@@ -1,0 +1,166 @@
+//! The command line's grammar (clap only: no decisions here).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::render::Format;
+use crate::supervisor::protocol::ClientMode;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "mcp-shutdown",
+    version,
+    about = "How do MCP stdio servers behave when their session ends?"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Run the scenarios against servers named in manifests (default: the bundled suite).
+    Run {
+        /// A manifest file or a directory of them; repeatable.
+        #[arg(long = "manifest", value_name = "FILE|DIR")]
+        manifests: Vec<PathBuf>,
+        /// Only these servers (by name); repeatable.
+        #[arg(long = "server", value_name = "NAME")]
+        servers: Vec<String>,
+        #[command(flatten)]
+        opts: RunOpts,
+    },
+    /// Run the scenarios against one command: `mcp-shutdown check -- node server.js`.
+    Check {
+        #[command(flatten)]
+        opts: RunOpts,
+        /// The server command and its arguments.
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Re-render, merge or badge saved JSON reports without re-running anything.
+    Report {
+        #[command(subcommand)]
+        action: ReportCmd,
+    },
+    /// Compare two JSON reports: fixed, broken, new, removed (Markdown, for a release PR).
+    /// Exit code 1 when something broke.
+    Diff {
+        #[arg(value_name = "OLD.json")]
+        old: PathBuf,
+        #[arg(value_name = "NEW.json")]
+        new: PathBuf,
+    },
+    /// Print the rule catalogue with levels for a spec revision.
+    Rules {
+        #[arg(long, value_name = "REV")]
+        spec: Option<String>,
+    },
+    #[command(name = "__case", hide = true)]
+    Case,
+    #[command(name = "__client", hide = true)]
+    Client { stderr: PathBuf, mode: ClientMode },
+}
+
+fn format_arg(s: &str) -> Result<Format, String> {
+    s.parse().map_err(|e: String| {
+        let known: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+        format!("{e} (known: {})", known.join(", "))
+    })
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ReportCmd {
+    /// Render a JSON report in another format.
+    Render {
+        #[arg(long, value_name = "REPORT.json")]
+        from: PathBuf,
+        /// text, json, junit, markdown or html.
+        #[arg(long, default_value = "text", value_parser = format_arg)]
+        format: Format,
+        /// Only the endings where servers of the same shape disagree (text).
+        #[arg(long)]
+        pruned: bool,
+    },
+    /// Join the JSON reports of sharded runs into one (printed as JSON).
+    Merge {
+        #[arg(required = true, value_name = "REPORT.json")]
+        parts: Vec<PathBuf>,
+    },
+    /// Write one SVG badge and one shields.io endpoint JSON per server into a directory.
+    Badges {
+        #[arg(long, value_name = "REPORT.json")]
+        from: PathBuf,
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
+pub enum FailOn {
+    /// Fail on missed MUSTs only.
+    Must,
+    /// Fail on missed MUSTs and SHOULDs.
+    Should,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RunOpts {
+    /// Only these scenarios; repeatable. Default: the seven endings; `all` adds every
+    /// client profile (`close:<profile>`).
+    #[arg(long = "scenario", value_name = "ID")]
+    pub scenarios: Vec<String>,
+    /// Only this one case, `SERVER/SCENARIO` (e.g. `node-1.30.0-timer/exit`); repeatable.
+    /// Replaces the servers-by-scenarios matrix with exactly the cases named.
+    #[arg(
+        long = "case",
+        value_name = "SERVER/SCENARIO",
+        conflicts_with = "scenarios"
+    )]
+    pub cases: Vec<String>,
+    /// Spec revision whose rule levels score the run.
+    #[arg(long, value_name = "REV")]
+    pub spec: Option<String>,
+    /// text, json, junit, markdown or html.
+    #[arg(long, default_value = "text", value_parser = format_arg)]
+    pub format: Format,
+    /// Text output shows only the endings where servers of the same shape disagree.
+    #[arg(long)]
+    pub pruned: bool,
+    /// Also write the report to this file (format from its extension: .json .xml .md .html
+    /// .txt); repeatable.
+    #[arg(long = "output", value_name = "FILE")]
+    pub outputs: Vec<PathBuf>,
+    /// Only cases whose index modulo M is K (`K/M`, 1-based K): a shard of a large matrix.
+    #[arg(long, value_name = "K/M")]
+    pub partition: Option<String>,
+    /// Expected failures (strict both ways). Default for the bundled suite:
+    /// conformance/expected-failures.toml.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Ignore any baseline.
+    #[arg(long, conflicts_with = "baseline")]
+    pub no_baseline: bool,
+    /// Write the baseline that makes this run pass, then exit as usual.
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
+    /// Which missed level makes the exit code 1.
+    #[arg(long, value_enum, default_value = "should")]
+    pub fail_on: FailOn,
+    /// Cases run at once.
+    #[arg(long, default_value_t = 16)]
+    pub jobs: usize,
+    /// Override the prompt budget (ms) for every server.
+    #[arg(long, value_name = "MS")]
+    pub prompt_ms: Option<u64>,
+    /// Override the grace period (ms) of the close ladder.
+    #[arg(long, value_name = "MS")]
+    pub grace_ms: Option<u64>,
+    /// Override how long orphans are watched (ms).
+    #[arg(long, value_name = "MS")]
+    pub observe_ms: Option<u64>,
+    /// Override the handshake timeout (ms).
+    #[arg(long, value_name = "MS")]
+    pub handshake_ms: Option<u64>,
+}

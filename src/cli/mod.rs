@@ -1,0 +1,172 @@
+//! The command line: `run`, `check`, `report`, `diff`, `rules`, and the hidden helper roles.
+//! [`args`] is the grammar, [`plan`] turns it into a run plan (pure), [`run`] carries it out.
+
+pub mod args;
+pub mod plan;
+mod run;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::config::manifest::{self, Manifest};
+use crate::config::profiles::Profiles;
+use crate::error::Error;
+use crate::exit_codes;
+use crate::harness::locate;
+use crate::model::Report;
+use crate::render::{self, badge, diff, merge};
+use crate::rules::Catalogue;
+use args::{Cli, Cmd, ReportCmd};
+
+/// Runs the command line; the binary's `main` prints the error and maps it to an exit code.
+pub fn run() -> Result<ExitCode, Error> {
+    let cli = Cli::parse();
+    match cli.command {
+        Cmd::Case => {
+            let helper = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("mcp-shutdown"));
+            Ok(ExitCode::from(crate::supervisor::main(&helper) as u8))
+        }
+        Cmd::Client { stderr, mode } => Ok(ExitCode::from(crate::supervisor::client_stub::main(
+            &stderr, mode,
+        ) as u8)),
+        Cmd::Rules { spec } => rules(spec.as_deref()),
+        Cmd::Report { action } => report(action),
+        Cmd::Diff { old, new } => {
+            let rows = diff::diff(&load_report(&old)?, &load_report(&new)?);
+            print!("{}", diff::render_diff(&rows));
+            let broke = rows.iter().any(|r| r.change == diff::Change::Broken);
+            Ok(ExitCode::from(if broke {
+                exit_codes::CONFORMANCE_FAILURE
+            } else {
+                exit_codes::SUCCESS
+            }))
+        }
+        Cmd::Run {
+            manifests,
+            servers,
+            opts,
+        } => {
+            let bundled = manifests.is_empty();
+            let paths = if bundled {
+                vec![locate::bundled_suite()]
+            } else {
+                manifests
+            };
+            let chosen = select(manifest::load_all(&paths)?, &servers)?;
+            let default_baseline = if bundled {
+                locate::bundled_baseline()
+            } else {
+                None
+            };
+            execute(&opts, &chosen, default_baseline)
+        }
+        Cmd::Check { opts, command } => {
+            let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+            let server = manifest::adhoc(&command[0], &command[1..], &cwd);
+            execute(&opts, &[server], None)
+        }
+    }
+}
+
+fn execute(
+    opts: &args::RunOpts,
+    servers: &[Manifest],
+    default_baseline: Option<PathBuf>,
+) -> Result<ExitCode, Error> {
+    let plan = plan::plan(
+        opts,
+        servers,
+        default_baseline,
+        &Catalogue::bundled(),
+        &Profiles::bundled(),
+    )?;
+    run::execute(plan)
+}
+
+/// The servers named by `--server` (all when none is named).
+fn select(loaded: Vec<Manifest>, names: &[String]) -> Result<Vec<Manifest>, Error> {
+    if let Some(s) = names.iter().find(|s| !loaded.iter().any(|m| &m.name == *s)) {
+        let known: Vec<&str> = loaded.iter().map(|m| m.name.as_str()).collect();
+        return Err(Error::Usage(format!(
+            "unknown server `{s}` (known: {})",
+            known.join(", ")
+        )));
+    }
+    Ok(loaded
+        .into_iter()
+        .filter(|m| names.is_empty() || names.contains(&m.name))
+        .collect())
+}
+
+fn load_report(path: &Path) -> Result<Report, Error> {
+    let text = std::fs::read_to_string(path).map_err(Error::io(path))?;
+    serde_json::from_str(&text).map_err(|source| Error::NotAReport {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn report(action: ReportCmd) -> Result<ExitCode, Error> {
+    match action {
+        ReportCmd::Render {
+            from,
+            format,
+            pruned,
+        } => {
+            let r = load_report(&from)?;
+            if pruned {
+                print!("{}", diff::render_pruned(&r));
+            } else {
+                print!("{}", render::render(&r, format));
+            }
+        }
+        ReportCmd::Merge { parts } => {
+            let reports = parts
+                .iter()
+                .map(|p| load_report(p))
+                .collect::<Result<Vec<_>, _>>()?;
+            println!("{}", merge::merge(reports)?.to_json());
+        }
+        ReportCmd::Badges { from, out } => {
+            let r = load_report(&from)?;
+            std::fs::create_dir_all(&out).map_err(Error::io(&out))?;
+            for b in badge::badges(&r) {
+                // Not `with_extension`: server names contain dots ("node-1.30.0-timer").
+                let stem = b.file_stem();
+                let svg = out.join(format!("{stem}.svg"));
+                std::fs::write(&svg, b.svg()).map_err(Error::io(&svg))?;
+                let json = out.join(format!("{stem}.json"));
+                std::fs::write(&json, b.endpoint_json()).map_err(Error::io(&json))?;
+                println!("{}: {} ({})", b.server, b.message, b.color.name());
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn rules(spec: Option<&str>) -> Result<ExitCode, Error> {
+    let cat = Catalogue::bundled();
+    let rev = match spec {
+        Some(s) => cat.revision(s)?,
+        None => cat.default_revision,
+    };
+    println!("rules for spec {rev}:\n");
+    for r in &cat.rules {
+        println!("{:<28} {:<6} {}", r.id, r.level(rev).to_string(), r.title);
+        let endings: Vec<&str> = r.scenarios.iter().map(|e| e.as_str()).collect();
+        println!(
+            "{:<28} scenarios: {}; basis: {:?}",
+            "",
+            endings.join(", "),
+            r.basis
+        );
+        for x in r.references_for(rev) {
+            println!("{:<28} \"{}\"", "", x.quote);
+            println!("{:<28} {}", "", x.url_for(rev));
+        }
+        println!();
+    }
+    Ok(ExitCode::SUCCESS)
+}

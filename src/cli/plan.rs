@@ -1,0 +1,264 @@
+//! From parsed arguments and loaded manifests to a run plan: which cases, scored how,
+//! written where. Pure: unit-tested without processes or files.
+
+use std::path::PathBuf;
+
+use super::args::{FailOn, RunOpts};
+use crate::config::budgets::BudgetOverrides;
+use crate::config::manifest::Manifest;
+use crate::config::profiles::Profiles;
+use crate::config::scenarios;
+use crate::error::Error;
+use crate::harness::Case;
+use crate::model::{Revision, ScenarioId, Status};
+use crate::render::Format;
+use crate::rules::Catalogue;
+
+/// Everything `run`/`check` will do.
+#[derive(Debug)]
+pub struct RunPlan {
+    pub cases: Vec<Case>,
+    pub revision: Revision,
+    pub overrides: BudgetOverrides,
+    pub jobs: usize,
+    pub format: Format,
+    pub pruned: bool,
+    pub outputs: Vec<(PathBuf, Format)>,
+    pub baseline: Option<PathBuf>,
+    pub write_baseline: Option<PathBuf>,
+    /// The missed status that makes the exit code 1 (without a baseline).
+    pub fail_threshold: Status,
+}
+
+/// The scenarios asked for: the default endings, `all` (every profile too), or a list.
+pub fn scenarios(given: &[String], profiles: &Profiles) -> Result<Vec<ScenarioId>, Error> {
+    let all = scenarios::all_ids(profiles);
+    if given.is_empty() {
+        return Ok(scenarios::default_ids());
+    }
+    if given.iter().any(|s| s == "all") {
+        return Ok(all);
+    }
+    given
+        .iter()
+        .map(|s| {
+            let id: ScenarioId = s.parse()?;
+            if !all.contains(&id) {
+                let known: Vec<String> = all.iter().map(|a| a.to_string()).collect();
+                return Err(Error::Usage(format!(
+                    "unknown scenario `{s}` (known: {}, or `all`)",
+                    known.join(", ")
+                )));
+            }
+            Ok(id)
+        })
+        .collect()
+}
+
+/// The cases named by `--case SERVER/SCENARIO`, in the order given.
+pub fn named_cases(
+    named: &[String],
+    servers: &[Manifest],
+    known: &[ScenarioId],
+) -> Result<Vec<Case>, Error> {
+    named
+        .iter()
+        .map(|c| {
+            // Scenario ids never contain '/', server names might.
+            let (server, scenario) = c
+                .rsplit_once('/')
+                .ok_or_else(|| Error::Usage(format!("--case {c}: expected SERVER/SCENARIO")))?;
+            let manifest = servers.iter().find(|m| m.name == server).ok_or_else(|| {
+                let names: Vec<&str> = servers.iter().map(|m| m.name.as_str()).collect();
+                Error::Usage(format!(
+                    "--case {c}: unknown server `{server}` (known: {})",
+                    names.join(", ")
+                ))
+            })?;
+            let id = scenario
+                .parse::<ScenarioId>()
+                .ok()
+                .filter(|id| known.contains(id))
+                .ok_or_else(|| {
+                    let names: Vec<String> = known.iter().map(|k| k.to_string()).collect();
+                    Error::Usage(format!(
+                        "--case {c}: unknown scenario `{scenario}` (known: {})",
+                        names.join(", ")
+                    ))
+                })?;
+            Ok(Case {
+                manifest: manifest.clone(),
+                scenario: id,
+            })
+        })
+        .collect()
+}
+
+/// Parses `K/M` (1 ≤ K ≤ M).
+pub fn partition(spec: &str) -> Result<(usize, usize), Error> {
+    let bad = || Error::Usage(format!("--partition {spec}: expected K/M with 1 <= K <= M"));
+    let (k, m) = spec.split_once('/').ok_or_else(bad)?;
+    let (k, m): (usize, usize) = (
+        k.trim().parse().map_err(|_| bad())?,
+        m.trim().parse().map_err(|_| bad())?,
+    );
+    if (1..=m).contains(&k) {
+        Ok((k, m))
+    } else {
+        Err(bad())
+    }
+}
+
+/// Keeps every `m`-th case starting at the `k`-th.
+pub fn shard<T>(items: Vec<T>, (k, m): (usize, usize)) -> Vec<T> {
+    items
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| i % m == k - 1)
+        .map(|(_, c)| c)
+        .collect()
+}
+
+/// Plans a run of `servers` under `opts`.
+pub fn plan(
+    opts: &RunOpts,
+    servers: &[Manifest],
+    default_baseline: Option<PathBuf>,
+    catalogue: &Catalogue,
+    profiles: &Profiles,
+) -> Result<RunPlan, Error> {
+    let revision = match &opts.spec {
+        Some(s) => catalogue.revision(s)?,
+        None => catalogue.default_revision,
+    };
+    let chosen = scenarios(&opts.scenarios, profiles)?;
+    let mut cases = if opts.cases.is_empty() {
+        servers
+            .iter()
+            .flat_map(|m| {
+                chosen.iter().map(|s| Case {
+                    manifest: m.clone(),
+                    scenario: s.clone(),
+                })
+            })
+            .collect()
+    } else {
+        named_cases(&opts.cases, servers, &scenarios::all_ids(profiles))?
+    };
+    if let Some(p) = &opts.partition {
+        cases = shard(cases, partition(p)?);
+    }
+    Ok(RunPlan {
+        cases,
+        revision,
+        overrides: BudgetOverrides {
+            prompt_ms: opts.prompt_ms,
+            grace_ms: opts.grace_ms,
+            observe_ms: opts.observe_ms,
+            handshake_ms: opts.handshake_ms,
+        },
+        jobs: opts.jobs,
+        format: opts.format,
+        pruned: opts.pruned,
+        outputs: opts
+            .outputs
+            .iter()
+            .map(|p| (p.clone(), Format::for_path(p)))
+            .collect(),
+        baseline: if opts.no_baseline {
+            None
+        } else {
+            opts.baseline.clone().or(default_baseline)
+        },
+        write_baseline: opts.write_baseline.clone(),
+        fail_threshold: match opts.fail_on {
+            FailOn::Should => Status::Warning,
+            FailOn::Must => Status::Failure,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::manifest;
+    use clap::Parser;
+
+    fn opts(args: &[&str]) -> RunOpts {
+        #[derive(Parser)]
+        struct P {
+            #[command(flatten)]
+            o: RunOpts,
+        }
+        P::parse_from(std::iter::once("x").chain(args.iter().copied())).o
+    }
+
+    fn servers() -> Vec<Manifest> {
+        let cwd = std::path::Path::new("/tmp");
+        vec![
+            manifest::adhoc("a", &[], cwd),
+            manifest::adhoc("b", &[], cwd),
+        ]
+    }
+
+    fn run(args: &[&str]) -> Result<RunPlan, Error> {
+        plan(
+            &opts(args),
+            &servers(),
+            Some("base.toml".into()),
+            &Catalogue::bundled(),
+            &Profiles::bundled(),
+        )
+    }
+
+    #[test]
+    fn the_default_is_every_server_under_the_seven_endings() {
+        let p = run(&[]).unwrap();
+        assert_eq!(p.cases.len(), 14);
+        assert_eq!(p.baseline, Some("base.toml".into()));
+        assert_eq!(p.fail_threshold, Status::Warning);
+        assert_eq!(p.revision, Catalogue::bundled().default_revision);
+    }
+
+    #[test]
+    fn all_adds_every_profile_and_names_are_checked() {
+        let profiles = Profiles::bundled();
+        let n = scenarios::all_ids(&profiles).len();
+        assert_eq!(run(&["--scenario", "all"]).unwrap().cases.len(), 2 * n);
+        let e = run(&["--scenario", "nope"]).unwrap_err().to_string();
+        assert!(e.contains("unknown scenario `nope`"), "{e}");
+        let e = run(&["--scenario", "close:nope"]).unwrap_err().to_string();
+        assert!(e.contains("unknown scenario `close:nope`"), "{e}");
+        let e = run(&["--spec", "1999-01-01"]).unwrap_err().to_string();
+        assert!(e.contains("unknown spec revision"), "{e}");
+    }
+
+    #[test]
+    fn named_cases_shards_and_outputs() {
+        let p = run(&["--case", "b/exit", "--case", "a/close:java"]).unwrap();
+        let got: Vec<String> = p
+            .cases
+            .iter()
+            .map(|c| format!("{}/{}", c.manifest.name, c.scenario))
+            .collect();
+        assert_eq!(got, ["b/exit", "a/close:java"]);
+        for (c, says) in [
+            ("no-slash", "expected SERVER/SCENARIO"),
+            ("nobody/close", "unknown server `nobody`"),
+            ("a/closed", "unknown scenario `closed`"),
+        ] {
+            let e = run(&["--case", c]).unwrap_err().to_string();
+            assert!(e.contains(says), "{e}");
+        }
+        assert_eq!(run(&["--partition", "2/4"]).unwrap().cases.len(), 4);
+        assert!(run(&["--partition", "5/4"]).is_err());
+        let p = run(&["--output", "r.xml", "--output", "r.json", "--no-baseline"]).unwrap();
+        assert_eq!(p.outputs[0].1, Format::Junit);
+        assert_eq!(p.outputs[1].1, Format::Json);
+        assert_eq!(p.baseline, None);
+        assert_eq!(
+            run(&["--fail-on", "must"]).unwrap().fail_threshold,
+            Status::Failure
+        );
+    }
+}

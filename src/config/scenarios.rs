@@ -1,0 +1,169 @@
+//! Scenarios: each ending or profile as a ladder of actions with waits from the budgets.
+//! Pure: nothing here touches a process.
+
+use crate::model::{
+    Action, Budgets, Driver, Ending, Scenario, ScenarioId, SignalName, Step, Target, UnknownId,
+};
+
+use super::profiles::Profiles;
+
+/// Every scenario ID of a suite: the default endings, then one `close:<profile>` per profile.
+pub fn all_ids(profiles: &Profiles) -> Vec<ScenarioId> {
+    Ending::DEFAULTS
+        .iter()
+        .map(|e| ScenarioId::Ending(*e))
+        .chain(profiles.iter().map(|p| ScenarioId::Profile(p.id.clone())))
+        .collect()
+}
+
+/// The default endings, as scenario IDs.
+pub fn default_ids() -> Vec<ScenarioId> {
+    Ending::DEFAULTS
+        .iter()
+        .map(|e| ScenarioId::Ending(*e))
+        .collect()
+}
+
+/// Builds a scenario by its ID, with waits from `b`.
+pub fn build(id: &ScenarioId, b: &Budgets, profiles: &Profiles) -> Result<Scenario, UnknownId> {
+    let spec = || {
+        profiles
+            .spec()
+            .expect("profiles always have a spec profile (checked when parsed)")
+            .ladder(b)
+    };
+    let signal = |signal, to, wait_ms| Step {
+        action: Action::Signal { signal, to },
+        wait_ms,
+    };
+    let ending = match id {
+        ScenarioId::Profile(p) => {
+            let profile = profiles.get(p)?;
+            return Ok(Scenario {
+                unbounded: profile.unbounded,
+                ..Scenario::new(id.clone(), Driver::Direct, profile.ladder(b))
+            });
+        }
+        ScenarioId::Ending(e) => *e,
+    };
+    let client = |action| {
+        Scenario::new(
+            id.clone(),
+            Driver::Client,
+            vec![Step {
+                action,
+                wait_ms: b.observe_ms,
+            }],
+        )
+    };
+    Ok(match ending {
+        // The spec's ladder: close stdin, wait, SIGTERM, wait, SIGKILL.
+        Ending::Close => Scenario::new(id.clone(), Driver::Direct, spec()),
+        Ending::Exit => client(Action::ClientExit),
+        Ending::Crash => client(Action::ClientKill),
+        // Started with stdin at EOF: start-up is included, so it has the handshake budget
+        // (at most 5 s, or slow starters that ignore EOF would cost 30 s) plus the prompt
+        // budget to notice.
+        Ending::StdinNull => {
+            let mut steps = spec();
+            steps[0] = Step {
+                action: Action::CloseStdin,
+                wait_ms: b.handshake_ms.min(5000) + b.prompt_ms,
+            };
+            Scenario {
+                stdin_null: true,
+                ..Scenario::new(id.clone(), Driver::Direct, steps)
+            }
+        }
+        // A process manager stops it; stdin stays open.
+        Ending::Sigterm => Scenario::new(
+            id.clone(),
+            Driver::Direct,
+            vec![
+                signal(SignalName::Term, Target::Process, b.grace_ms),
+                signal(SignalName::Kill, Target::Process, b.grace_ms),
+            ],
+        ),
+        // Ctrl-C in a terminal: SIGINT to the whole foreground process group.
+        Ending::Sigint => Scenario::new(
+            id.clone(),
+            Driver::Direct,
+            vec![
+                signal(SignalName::Int, Target::Group, b.grace_ms),
+                signal(SignalName::Kill, Target::Group, b.grace_ms),
+            ],
+        ),
+        Ending::Inflight => Scenario {
+            inflight: true,
+            ..Scenario::new(id.clone(), Driver::Direct, spec())
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{stage_after, Stage};
+
+    fn get(id: &str, b: &Budgets) -> Scenario {
+        build(&id.parse().unwrap(), b, &Profiles::bundled()).unwrap()
+    }
+
+    #[test]
+    fn every_stable_id_builds() {
+        let profiles = Profiles::bundled();
+        for id in all_ids(&profiles) {
+            let s = build(&id, &Budgets::default(), &profiles).unwrap();
+            assert_eq!(s.id, id);
+            assert!(!s.steps.is_empty());
+        }
+        let nope: ScenarioId = "close:nope".parse().unwrap();
+        assert!(build(&nope, &Budgets::default(), &profiles).is_err());
+    }
+
+    #[test]
+    fn close_is_the_spec_ladder_with_grace_from_budgets() {
+        let b = Budgets {
+            grace_ms: 500,
+            ..Budgets::default()
+        };
+        let s = get("close", &b);
+        let stages: Vec<Stage> = s.steps.iter().map(|st| stage_after(&st.action)).collect();
+        assert_eq!(stages, [Stage::Eof, Stage::Sigterm, Stage::Sigkill]);
+        assert_eq!(s.max_wait_ms(), 1500);
+        // A real client's waits are its own, whatever the grace budget.
+        assert_eq!(get("close:go", &b).steps[0].wait_ms, 5000);
+    }
+
+    #[test]
+    fn profiles_follow_the_reference_table() {
+        let b = Budgets::default();
+        let java = get("close:java", &b);
+        assert!(!java.closes_stdin() && java.unbounded);
+        let rust = get("close:rust", &b);
+        assert_eq!(
+            rust.steps
+                .iter()
+                .map(|s| stage_after(&s.action))
+                .collect::<Vec<_>>(),
+            [Stage::Eof, Stage::Sigkill]
+        );
+        let py = get("close:python", &b);
+        assert!(matches!(
+            py.steps[1].action,
+            Action::Signal {
+                to: Target::Group,
+                ..
+            }
+        ));
+        let cs = get("close:csharp", &b);
+        assert!(matches!(
+            cs.steps[1].action,
+            Action::Signal {
+                signal: SignalName::Kill,
+                to: Target::Tree
+            }
+        ));
+        assert_eq!(cs.ending(), Ending::Close);
+    }
+}

@@ -1,0 +1,66 @@
+//! The top-level error of the command line: every way a command can fail before or beside a
+//! conformance verdict, each mapped to a documented exit code (`exit_codes`).
+
+use std::path::PathBuf;
+
+use crate::config::baseline::BaselineError;
+use crate::config::manifest::ManifestError;
+use crate::exit_codes;
+use crate::model::UnknownId;
+use crate::render::merge::MergeError;
+use crate::rules::CatalogueError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    #[error(transparent)]
+    Baseline(#[from] BaselineError),
+    #[error(transparent)]
+    Catalogue(#[from] CatalogueError),
+    #[error(transparent)]
+    Unknown(#[from] UnknownId),
+    #[error(transparent)]
+    Merge(#[from] MergeError),
+    /// A command line that asks for something impossible.
+    #[error("{0}")]
+    Usage(String),
+    #[error("{}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: not a mcp-shutdown JSON report", path.display())]
+    NotAReport {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("cannot find the mcp-shutdown binary (set MCP_SHUTDOWN_BIN)")]
+    NoBinary,
+}
+
+impl Error {
+    /// The exit code of a command that ends with this error.
+    pub fn exit_code(&self) -> u8 {
+        exit_codes::USAGE_OR_HARNESS
+    }
+
+    pub fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Error {
+        let path = path.into();
+        move |source| Error::Io { path, source }
+    }
+}
+
+/// An error and its causes on one line: `outer: cause: root cause`.
+pub fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        out.push_str(": ");
+        out.push_str(&c.to_string());
+        cause = c.source();
+    }
+    out
+}

@@ -1,0 +1,16 @@
+//! Exit codes: documented in README ("Exit codes"); scripts and CI depend on them.
+
+/// No unexpected failure.
+pub const SUCCESS: u8 = 0;
+/// A conformance failure: a missed rule (or, with a baseline, an unexpected or stale entry),
+/// or `diff` found something broken.
+pub const CONFORMANCE_FAILURE: u8 = 1;
+/// A usage error (bad arguments, malformed manifest, unknown id) or a harness error.
+pub const USAGE_OR_HARNESS: u8 = 2;
+/// Interrupted (SIGINT, SIGTERM, SIGHUP); every server and descendant was stopped first.
+pub const INTERRUPTED: u8 = 130;
+
+/// The supervisor aborted its case (harness gone, deadline, signal). Internal.
+pub const SUPERVISOR_ABORTED: i32 = 3;
+/// The supervisor could not set itself up (subreaper, temporary directory). Internal.
+pub const SUPERVISOR_SETUP: i32 = 70;

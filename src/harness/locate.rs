@@ -1,0 +1,42 @@
+//! Where things are: the `mcp-shutdown` binary that hosts supervisors, and the bundled suite.
+
+use std::path::{Path, PathBuf};
+
+/// The helper binary for the harness's own `__case` and `__client` processes:
+/// `MCP_SHUTDOWN_BIN`, this binary, the binary next to a test binary, or one on `PATH`.
+pub fn helper() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("MCP_SHUTDOWN_BIN") {
+        return Some(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().ok()?;
+    if exe.file_stem().is_some_and(|s| s == "mcp-shutdown") {
+        return Some(exe);
+    }
+    // From a test binary in target/<profile>/deps/, the binary is one level up.
+    for dir in exe.ancestors().skip(1).take(2) {
+        let cand = dir.join("mcp-shutdown");
+        if cand.is_file() {
+            return Some(cand);
+        }
+    }
+    // Installed (`cargo install`), for crates that use this one as a dev-dependency.
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("mcp-shutdown"))
+            .find(|p| p.is_file())
+    })
+}
+
+/// The directory of bundled server manifests.
+pub fn bundled_suite() -> PathBuf {
+    let local = Path::new("conformance/servers");
+    if local.is_dir() {
+        return local.to_path_buf();
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/servers")
+}
+
+/// The bundled suite's baseline of expected failures, if it is there.
+pub fn bundled_baseline() -> Option<PathBuf> {
+    Some(bundled_suite().with_file_name("expected-failures.toml")).filter(|p| p.is_file())
+}

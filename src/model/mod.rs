@@ -1,0 +1,21 @@
+//! The data the suite passes from step to step, pure and serialisable: identifiers, the
+//! vocabulary of endings, what a case observed, verdicts, and the report.
+
+pub mod budgets;
+pub mod ids;
+pub mod observation;
+pub mod report;
+pub mod scenario;
+pub mod signal;
+pub mod verdict;
+
+pub use budgets::Budgets;
+pub use ids::{BudgetName, Ending, ProfileId, Revision, RuleId, Runtime, ScenarioId, UnknownId};
+pub use observation::{
+    CaseError, Diagnostics, ErrorKind, HandshakeInfo, HandshakeMode, Leftover, Observation,
+    StdoutRecord, StepRecord, Violation, ViolationKind,
+};
+pub use report::{Host, JudgedCase, Quote, Report, RuleInfo, ServerInfo, Summary, Tool};
+pub use scenario::{stage_after, Action, Driver, Ladder, Scenario, Stage, Step, Target};
+pub use signal::{ExitStatus, SignalName};
+pub use verdict::{Basis, Check, Level, Outcome, SpecReference, Status};

@@ -1,0 +1,257 @@
+//! What one case (server × scenario) observed: the record the supervisor sends back, the
+//! rules judge and the report shows. Its JSON form is part of the report format, so field
+//! names are stable.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::ids::{Runtime, ScenarioId};
+use super::scenario::{Action, Stage};
+use super::signal::ExitStatus;
+
+/// Why a case could not be run as intended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorKind {
+    /// The manifest's setup command failed or a required program is missing.
+    SetupFailed,
+    /// The server command could not be started (not found, not executable).
+    SpawnFailed,
+    /// The server exited (crashed) before completing the handshake.
+    ExitedBeforeHandshake,
+    /// The server did not answer within the handshake budget.
+    HandshakeTimeout,
+    /// The server answered, but not as an MCP server (rejected, closed stdout).
+    HandshakeFailed,
+    /// The server exited on its own after the handshake, before the session was ended.
+    ExitedBeforeEnd,
+    /// The harness itself failed (a bug, or it was interrupted).
+    Harness,
+}
+
+impl ErrorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::SetupFailed => "setup-failed",
+            ErrorKind::SpawnFailed => "spawn-failed",
+            ErrorKind::ExitedBeforeHandshake => "exited-before-handshake",
+            ErrorKind::HandshakeTimeout => "handshake-timeout",
+            ErrorKind::HandshakeFailed => "handshake-failed",
+            ErrorKind::ExitedBeforeEnd => "exited-before-end",
+            ErrorKind::Harness => "harness",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaseError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+/// One action of the ladder as it happened.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    pub action: Action,
+    /// Milliseconds after the first action (the trigger).
+    pub at_ms: f64,
+}
+
+/// A process the server left behind, and who started it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Leftover {
+    pub pid: i32,
+    pub cmdline: String,
+    /// Its parent while the session was live (before orphans were reparented).
+    pub started_by: Option<i32>,
+    pub started_by_cmdline: Option<String>,
+}
+
+/// What is wrong with one line the server wrote to stdout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ViolationKind {
+    /// Not valid UTF-8.
+    NotUtf8,
+    /// Empty or whitespace only.
+    Blank,
+    /// Not parseable as JSON.
+    NotJson,
+    /// JSON, but not a JSON-RPC 2.0 message.
+    NotJsonRpc,
+    /// Longer than the reader's line bound.
+    TooLong,
+    /// Bytes after the last newline when stdout closed.
+    Unterminated,
+}
+
+impl ViolationKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ViolationKind::NotUtf8 => "not-utf8",
+            ViolationKind::Blank => "blank",
+            ViolationKind::NotJson => "not-json",
+            ViolationKind::NotJsonRpc => "not-json-rpc",
+            ViolationKind::TooLong => "too-long",
+            ViolationKind::Unterminated => "unterminated",
+        }
+    }
+}
+
+/// The first offending line, quoted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Violation {
+    /// 1-based line number on stdout.
+    pub line: u64,
+    pub kind: ViolationKind,
+    /// The first bytes of the line, escaped (`\xff`, `\n`).
+    pub excerpt: String,
+}
+
+/// What the server wrote to stdout over the whole session.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StdoutRecord {
+    pub bytes: u64,
+    pub lines: u64,
+    /// Valid JSON-RPC 2.0 messages.
+    pub messages: u64,
+    /// Lines that are not exactly one JSON-RPC message.
+    pub violations: u64,
+    pub first_violation: Option<Violation>,
+    /// JSON-RPC requests the server sent (allowed before 2026-07-28).
+    pub server_requests: u64,
+    pub first_server_request: Option<String>,
+    /// Whether the server's stdout reached end-of-file while the reader was running.
+    pub closed: bool,
+}
+
+/// How the server was confirmed to be up and serving.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HandshakeMode {
+    /// `initialize` answered, then `notifications/initialized`, then `ping` answered.
+    Initialize,
+    /// No `initialize` (2026-07-28, SEP-2575): `ping` answered.
+    Stateless,
+}
+
+/// A completed handshake.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HandshakeInfo {
+    pub mode: HandshakeMode,
+    pub protocol_version: Option<String>,
+    pub server_name: Option<String>,
+    pub server_version: Option<String>,
+    /// From launch to the answer of the last handshake request.
+    pub ms: f64,
+}
+
+/// What keeps a process alive, read from `/proc` at the moment it should have exited.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnostics {
+    pub pid: i32,
+    /// The runtime recognised from the executable: node, python, jvm, or null.
+    pub runtime: Option<Runtime>,
+    pub threads: usize,
+    /// Thread names with counts, e.g. `"pool-1-thread-1"` or `"node (x7)"`.
+    pub thread_names: Vec<String>,
+    /// Open file descriptors by kind: pipe, socket, file, device, eventfd, timerfd, epoll, ...
+    pub fds: BTreeMap<String, usize>,
+    /// Command lines of its live children.
+    pub children: Vec<String>,
+    /// What usually holds such a process, and the fix.
+    pub hint: String,
+}
+
+/// The outcome of one server × scenario case, as measured (before judging).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Observation {
+    pub server: String,
+    pub scenario: ScenarioId,
+    /// Which step ended the server; `null` when the case could not run (see `error`).
+    pub stage: Option<Stage>,
+    /// Milliseconds from the trigger (stdin closed, client died) to the server's exit;
+    /// `null` when it never exited before the harness stopped waiting.
+    pub exit_ms: Option<f64>,
+    /// How the server process ended, when it ended before the harness killed it.
+    pub exit_status: Option<ExitStatus>,
+    pub steps: Vec<StepRecord>,
+    pub handshake: Option<HandshakeInfo>,
+    pub error: Option<CaseError>,
+    pub stdout: StdoutRecord,
+    /// The last few KiB the server wrote to stderr.
+    pub stderr_tail: String,
+    /// Descendants still running after the server's end (killed by the harness afterwards).
+    pub leftovers: Vec<Leftover>,
+    /// What held the server when it should have exited (read from `/proc` before escalating).
+    #[serde(default)]
+    pub diagnostics: Option<Diagnostics>,
+    /// In `inflight`: whether the request left in flight was answered before stdout closed.
+    #[serde(default)]
+    pub inflight_answered: Option<bool>,
+    /// Of `exit_ms`, how long the server was runnable but waiting for a CPU (machine load,
+    /// from the kernel's scheduler statistics). The prompt rules judge `exit_ms` minus this.
+    #[serde(default)]
+    pub runqueue_ms: Option<f64>,
+    /// Raw `CLOCK_MONOTONIC` nanoseconds of the trigger and of the exit as the kernel
+    /// reported it (pidfd readiness), for lining up with other clocks in benchmarks.
+    #[serde(default)]
+    pub trigger_ns: Option<u64>,
+    #[serde(default)]
+    pub exit_ns: Option<u64>,
+    /// Wall time of the whole case (launch, handshake, ending, clean-up), for scheduling
+    /// and benchmarks; never judged.
+    #[serde(default)]
+    pub wall_ms: f64,
+    /// What this ending costs the user, when the numbers alone do not say it.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+impl Observation {
+    /// An observation of a case that has not run (yet): no stage, no error.
+    pub fn empty(server: &str, scenario: &ScenarioId) -> Self {
+        Self {
+            server: server.into(),
+            scenario: scenario.clone(),
+            stage: None,
+            exit_ms: None,
+            exit_status: None,
+            steps: Vec::new(),
+            handshake: None,
+            error: None,
+            stdout: StdoutRecord::default(),
+            stderr_tail: String::new(),
+            leftovers: Vec::new(),
+            diagnostics: None,
+            inflight_answered: None,
+            runqueue_ms: None,
+            trigger_ns: None,
+            exit_ns: None,
+            wall_ms: 0.0,
+            note: None,
+        }
+    }
+
+    /// A case that could not run at all.
+    pub fn failed(server: &str, scenario: &ScenarioId, kind: ErrorKind, message: String) -> Self {
+        Self {
+            error: Some(CaseError { kind, message }),
+            ..Self::empty(server, scenario)
+        }
+    }
+
+    /// The part of the exit latency the server itself took: the wall latency minus the time
+    /// it was runnable but waiting for a CPU, so that a busy machine cannot fail a server.
+    pub fn own_ms(&self) -> Option<f64> {
+        self.exit_ms
+            .map(|t| (t - self.runqueue_ms.unwrap_or(0.0)).max(0.0))
+    }
+}

@@ -1,0 +1,188 @@
+//! The JSON report: the source every other format renders from. It carries what its
+//! renderers need (per-case budgets and planned ladder, the wording and quotes of the rules
+//! that judged it), so an old report still renders truthfully after the catalogue changed.
+//! `schema_version` changes only when a key is renamed or removed; keys are only added.
+
+use std::collections::BTreeMap;
+use std::ops::{Deref, DerefMut};
+
+use serde::{Deserialize, Serialize};
+
+use super::budgets::Budgets;
+use super::ids::{BudgetName, Revision, RuleId};
+use super::observation::Observation;
+use super::scenario::Ladder;
+use super::verdict::{Basis, Check, Status};
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+impl Tool {
+    pub fn this() -> Self {
+        Self {
+            name: "mcp-shutdown-conformance".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Host {
+    pub os: String,
+    pub kernel: String,
+    pub cpus: usize,
+}
+
+/// Counts of check statuses, and of cases that could not run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    pub cases: usize,
+    pub errors: usize,
+    pub success: usize,
+    pub failure: usize,
+    pub warning: usize,
+    pub info: usize,
+    pub skipped: usize,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerInfo {
+    pub description: String,
+    pub sdk: Option<String>,
+    pub sdk_version: Option<String>,
+    pub shape: Option<String>,
+}
+
+/// A passage of the spec a rule quotes, for the report's revision.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Quote {
+    pub url: String,
+    pub quote: String,
+}
+
+/// What a rule that judged this report says, as the catalogue said it at the time.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleInfo {
+    pub title: String,
+    pub basis: Basis,
+    /// The budget the rule's timing is judged against, if any.
+    #[serde(default)]
+    pub budget: Option<BudgetName>,
+    #[serde(default)]
+    pub quotes: Vec<Quote>,
+}
+
+/// One case as judged: what was observed, under which budgets and ladder, and its checks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JudgedCase {
+    #[serde(flatten)]
+    pub observation: Observation,
+    /// The budgets in force for this case (reports before they were recorded: the run's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budgets: Option<Budgets>,
+    /// The ladder that was planned (reports before it was recorded: only the steps taken).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ladder: Option<Ladder>,
+    pub checks: Vec<Check>,
+}
+
+impl Deref for JudgedCase {
+    type Target = Observation;
+    fn deref(&self) -> &Observation {
+        &self.observation
+    }
+}
+
+impl DerefMut for JudgedCase {
+    fn deref_mut(&mut self) -> &mut Observation {
+        &mut self.observation
+    }
+}
+
+impl JudgedCase {
+    /// The worst scored status: `Failure`, `Warning`, or `Success` when neither. A case that
+    /// could not run and has no checks counts as a failure.
+    pub fn verdict(&self) -> Status {
+        let worst = self
+            .checks
+            .iter()
+            .map(|c| c.status)
+            .filter(|s| s.is_miss())
+            .min();
+        match worst {
+            Some(s) => s,
+            None if self.error.is_some() && self.checks.is_empty() => Status::Failure,
+            None => Status::Success,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub schema_version: u32,
+    pub tool: Tool,
+    /// The spec revision whose levels scored the checks.
+    pub spec: Revision,
+    /// Defaults with the run's overrides applied (manifests may override per server: see
+    /// each result's `budgets`).
+    pub budgets: Budgets,
+    pub host: Host,
+    /// What each server is (from its manifest), by name.
+    #[serde(default)]
+    pub servers: BTreeMap<String, ServerInfo>,
+    /// The rules that judged this report, as worded for its revision.
+    #[serde(default)]
+    pub rules: BTreeMap<RuleId, RuleInfo>,
+    pub results: Vec<JudgedCase>,
+    pub summary: Summary,
+}
+
+impl Report {
+    /// Does the run fail at this threshold? (`Warning` also fails on missed SHOULDs.)
+    pub fn fails(&self, threshold: Status) -> bool {
+        self.results
+            .iter()
+            .flat_map(|r| &r.checks)
+            .any(|c| match threshold {
+                Status::Warning => c.status.is_miss(),
+                _ => c.status == Status::Failure,
+            })
+    }
+
+    /// The budgets a case ran under (older reports recorded only the run's).
+    pub fn budgets_of<'a>(&'a self, r: &'a JudgedCase) -> &'a Budgets {
+        r.budgets.as_ref().unwrap_or(&self.budgets)
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("reports serialize")
+    }
+
+    /// Recomputes the summary from the results.
+    pub fn resummarize(&mut self) {
+        self.summary = summarize(&self.results);
+    }
+}
+
+pub fn summarize(results: &[JudgedCase]) -> Summary {
+    let mut s = Summary {
+        cases: results.len(),
+        errors: results.iter().filter(|r| r.error.is_some()).count(),
+        ..Summary::default()
+    };
+    for c in results.iter().flat_map(|r| &r.checks) {
+        match c.status {
+            Status::Success => s.success += 1,
+            Status::Failure => s.failure += 1,
+            Status::Warning => s.warning += 1,
+            Status::Info => s.info += 1,
+            Status::Skipped => s.skipped += 1,
+        }
+    }
+    s
+}

@@ -1,0 +1,166 @@
+//! The vocabulary of an ending: the actions of a stop ladder, who receives them, and which
+//! step ended the server. A scenario is a ladder of actions, each followed by a wait; the
+//! server's stage is named after the last action it received before it exited.
+
+use serde::{Deserialize, Serialize};
+
+use super::ids::{Ending, ScenarioId};
+use super::signal::SignalName;
+
+/// Who receives a signal.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Target {
+    /// The server process only (what most SDK clients do).
+    #[default]
+    Process,
+    /// The server's process group (the Python SDK client; a terminal's Ctrl-C).
+    Group,
+    /// The server and every descendant (the C# SDK client).
+    Tree,
+}
+
+/// One thing done to end the session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "do", rename_all = "kebab-case")]
+pub enum Action {
+    /// Nothing: the client starts closing but sends nothing yet (Java, C#).
+    Nothing,
+    /// Close the server's stdin (the harness is its parent and holds the pipe).
+    CloseStdin,
+    /// Send a signal.
+    Signal { signal: SignalName, to: Target },
+    /// The client process exits with status 0 without closing anything.
+    ClientExit,
+    /// The client process is killed with SIGKILL.
+    ClientKill,
+}
+
+impl Action {
+    /// Does this action put the server's stdin at end-of-file?
+    pub fn closes_stdin(self) -> bool {
+        matches!(
+            self,
+            Action::CloseStdin | Action::ClientExit | Action::ClientKill
+        )
+    }
+}
+
+/// An action and how long to wait for the server to exit before the next one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Step {
+    pub action: Action,
+    pub wait_ms: u64,
+}
+
+/// Who is the server's parent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Driver {
+    /// The harness (per-case supervisor) launches the server and drives the ladder.
+    Direct,
+    /// A separate client process launches it, does the handshake, then dies.
+    Client,
+}
+
+/// Which step ended the server: a stable vocabulary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stage {
+    /// Exited after end of input and nothing else.
+    Eof,
+    /// Exited after SIGINT.
+    Sigint,
+    /// Exited after SIGTERM.
+    Sigterm,
+    /// Needed SIGKILL.
+    Sigkill,
+    /// Still alive when the harness stopped waiting (then killed by the harness).
+    Survived,
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Stage::Eof => "eof",
+            Stage::Sigint => "sigint",
+            Stage::Sigterm => "sigterm",
+            Stage::Sigkill => "sigkill",
+            Stage::Survived => "survived",
+        })
+    }
+}
+
+/// The stage of a server that exited after `action` (the last one it received).
+pub fn stage_after(action: &Action) -> Stage {
+    match action {
+        Action::Nothing | Action::CloseStdin | Action::ClientExit | Action::ClientKill => {
+            Stage::Eof
+        }
+        Action::Signal { signal, .. } => match signal {
+            SignalName::Kill => Stage::Sigkill,
+            SignalName::Int => Stage::Sigint,
+            _ => Stage::Sigterm,
+        },
+    }
+}
+
+/// The planned stop ladder of a case, as the report carries it (so that a report renders
+/// its timeline from what was planned then, not from today's profiles).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ladder {
+    pub steps: Vec<Step>,
+    /// The real client's last wait never ends (the harness capped it).
+    #[serde(default)]
+    pub unbounded: bool,
+}
+
+/// A way of ending a session, ready to run: built from a [`ScenarioId`], the budgets and the
+/// profiles by `config::scenarios`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Scenario {
+    pub id: ScenarioId,
+    pub driver: Driver,
+    pub steps: Vec<Step>,
+    /// Stdin is `/dev/null` from the start: no handshake, the trigger is the launch.
+    pub stdin_null: bool,
+    /// A request is sent and stdin closed before its answer arrives.
+    pub inflight: bool,
+    /// The real client's last wait never ends (the harness caps it).
+    pub unbounded: bool,
+}
+
+impl Scenario {
+    pub fn new(id: ScenarioId, driver: Driver, steps: Vec<Step>) -> Self {
+        Self {
+            id,
+            driver,
+            steps,
+            stdin_null: false,
+            inflight: false,
+            unbounded: false,
+        }
+    }
+
+    /// The longest this scenario can take after the handshake, for scheduling and deadlines.
+    pub fn max_wait_ms(&self) -> u64 {
+        self.steps.iter().map(|s| s.wait_ms).sum()
+    }
+
+    /// Does the ending start with end-of-file on the server's stdin?
+    pub fn closes_stdin(&self) -> bool {
+        self.steps.first().is_some_and(|s| s.action.closes_stdin())
+    }
+
+    /// The ending whose rules judge this one (`close:java` → `close`).
+    pub fn ending(&self) -> Ending {
+        self.id.ending()
+    }
+
+    pub fn ladder(&self) -> Ladder {
+        Ladder {
+            steps: self.steps.clone(),
+            unbounded: self.unbounded,
+        }
+    }
+}

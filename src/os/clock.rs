@@ -1,0 +1,16 @@
+//! The one clock every process of a case shares.
+
+use nix::time::{clock_gettime, ClockId};
+
+/// Nanoseconds on `CLOCK_MONOTONIC`: a timestamp taken in the client process compares with
+/// one taken in the supervisor.
+pub fn mono_ns() -> u64 {
+    let t = clock_gettime(ClockId::CLOCK_MONOTONIC).expect("CLOCK_MONOTONIC is always readable");
+    t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64
+}
+
+/// Milliseconds between two [`mono_ns`] readings, with microsecond resolution.
+pub fn ms_between(from_ns: u64, to_ns: u64) -> f64 {
+    let us = to_ns.saturating_sub(from_ns) / 1_000;
+    us as f64 / 1_000.0
+}

@@ -1,0 +1,18 @@
+//! The only module that touches the operating system: pids, pidfds, signals, `/proc`,
+//! scheduling classes. Linux only; every `unsafe` block says why it is sound.
+//!
+//! nix is the OS layer; rustix is kept for `pidfd_open` and `pidfd_send_signal`, which nix
+//! does not wrap, and libc for `sched_setscheduler`/`setpriority`, which neither wraps.
+//! `docs/ARCHITECTURE.md` says what another platform would put behind the same functions.
+
+pub mod clock;
+pub mod diagnose;
+pub mod pidfd;
+pub mod procfs;
+pub mod sched;
+pub mod signals;
+pub mod tree;
+
+pub use clock::{mono_ns, ms_between};
+pub use pidfd::Pidfd;
+pub use procfs::ProcInfo;

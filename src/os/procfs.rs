@@ -1,0 +1,225 @@
+//! Reading `/proc`: processes, trees, environments, scheduler statistics.
+
+use std::fs;
+
+use super::signals::own_pid;
+
+/// One process as seen in `/proc`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProcInfo {
+    pub pid: i32,
+    pub ppid: i32,
+    pub pgid: i32,
+    pub sid: i32,
+    /// `/proc/<pid>/stat` state letter; `Z` is a zombie (dead, not yet reaped).
+    pub state: char,
+    pub cmdline: String,
+}
+
+impl ProcInfo {
+    pub fn is_zombie(&self) -> bool {
+        self.state == 'Z' || self.state == 'X'
+    }
+}
+
+/// The fields of `/proc/<pid>/stat` the suite uses: command name, state, ppid, pgid, sid.
+fn read_stat(pid: i32) -> Option<(String, char, i32, i32, i32)> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may itself contain ") ".
+    let close = stat.rfind(')')?;
+    let comm = stat
+        .get(stat.find('(')? + 1..close)
+        .unwrap_or("")
+        .to_string();
+    let mut rest = stat.get(close + 2..)?.split_whitespace();
+    let state = rest.next()?.chars().next()?;
+    let ppid = rest.next()?.parse().ok()?;
+    let pgid = rest.next()?.parse().ok()?;
+    let sid = rest.next()?.parse().ok()?;
+    Some((comm, state, ppid, pgid, sid))
+}
+
+/// Reads one process from `/proc`; `None` if it is gone.
+pub fn proc_info(pid: i32) -> Option<ProcInfo> {
+    let (comm, state, ppid, pgid, sid) = read_stat(pid)?;
+    let cmdline = fs::read(format!("/proc/{pid}/cmdline"))
+        .ok()
+        .map(|b| {
+            let s: Vec<String> = b
+                .split(|&c| c == 0)
+                .filter(|p| !p.is_empty())
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+                .collect();
+            s.join(" ")
+        })
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| format!("[{comm}]"));
+    Some(ProcInfo {
+        pid,
+        ppid,
+        pgid,
+        sid,
+        state,
+        cmdline,
+    })
+}
+
+fn pids() -> Vec<i32> {
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .collect()
+}
+
+/// Every process on the machine, from `/proc`.
+pub fn all_processes() -> Vec<ProcInfo> {
+    pids().into_iter().filter_map(proc_info).collect()
+}
+
+/// All descendants of `root` (children, grandchildren, ...), zombies included, parents
+/// before children.
+pub fn descendants(root: i32) -> Vec<ProcInfo> {
+    let all = all_processes();
+    let mut out: Vec<ProcInfo> = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(p) = frontier.pop() {
+        for child in all.iter().filter(|c| c.ppid == p) {
+            if !out.iter().any(|o| o.pid == child.pid) {
+                frontier.push(child.pid);
+                out.push(child.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Live children of `pid`, by command line.
+pub fn live_children(pid: i32) -> Vec<String> {
+    all_processes()
+        .into_iter()
+        .filter(|p| p.ppid == pid && !p.is_zombie())
+        .map(|p| p.cmdline)
+        .collect()
+}
+
+/// Live processes (other than this one) whose environment holds `var=value`: every process
+/// that inherited a marker, even one that escaped the process tree.
+pub fn with_env(var: &str, value: &str) -> Vec<ProcInfo> {
+    let needle = format!("{var}={value}");
+    let me = own_pid();
+    all_processes()
+        .into_iter()
+        .filter(|p| p.pid != me && !p.is_zombie())
+        .filter(|p| {
+            fs::read(format!("/proc/{}/environ", p.pid))
+                .is_ok_and(|e| e.split(|&b| b == 0).any(|v| v == needle.as_bytes()))
+        })
+        .collect()
+}
+
+/// Thread ids of `pid` (`/proc/<pid>/task`).
+fn tasks(pid: i32) -> Vec<i32> {
+    fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Children of every thread of `pid` (`/proc/<pid>/task/<tid>/children`): a child is listed
+/// under the thread that forked it.
+fn children_of(pid: i32, tids: &[i32]) -> Vec<i32> {
+    tids.iter()
+        .filter_map(|t| fs::read_to_string(format!("/proc/{pid}/task/{t}/children")).ok())
+        .flat_map(|s| {
+            s.split_whitespace()
+                .filter_map(|c| c.parse().ok())
+                .collect::<Vec<i32>>()
+        })
+        .collect()
+}
+
+/// CPU time and run-queue wait of one thread, nanoseconds (`schedstat`'s first two fields).
+fn task_schedstat(pid: i32, tid: i32) -> Option<(u64, u64)> {
+    let s = fs::read_to_string(format!("/proc/{pid}/task/{tid}/schedstat")).ok()?;
+    let mut f = s.split_whitespace();
+    Some((f.next()?.parse().ok()?, f.next()?.parse().ok()?))
+}
+
+/// CPU time and run-queue wait of a process tree, summed over every thread the tree ever
+/// had: membership is walked again at every sample (so threads and children born later
+/// count), and each thread keeps its last reading after it is gone (so an exited thread or
+/// child does not take its share with it).
+#[derive(Debug)]
+pub struct TreeSampler {
+    root: i32,
+    last: std::collections::HashMap<i32, (u64, u64)>,
+}
+
+impl TreeSampler {
+    pub fn new(root: i32) -> Self {
+        Self {
+            root,
+            last: std::collections::HashMap::new(),
+        }
+    }
+
+    /// Cumulative (CPU, run-queue) nanoseconds of the tree so far.
+    pub fn sample(&mut self) -> (u64, u64) {
+        let mut pending = vec![self.root];
+        let mut seen: Vec<i32> = Vec::new();
+        while let Some(p) = pending.pop() {
+            if seen.contains(&p) {
+                continue;
+            }
+            seen.push(p);
+            let tids = tasks(p);
+            for &t in &tids {
+                if let Some(v) = task_schedstat(p, t) {
+                    self.last.insert(t, v);
+                }
+            }
+            pending.extend(children_of(p, &tids));
+        }
+        self.last
+            .values()
+            .fold((0, 0), |(c, q), (tc, tq)| (c + tc, q + tq))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::SignalName;
+    use crate::os::signals::signal_pid;
+    use std::time::Duration;
+
+    #[test]
+    fn descendants_include_grandchildren() {
+        let mut c = std::process::Command::new("sh")
+            .args(["-c", "sleep 5 & wait"])
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        // Until the forked child has exec'd, its command line is still the shell's.
+        let has_sleep = || {
+            descendants(c.id() as i32)
+                .iter()
+                .any(|p| p.cmdline.starts_with("sleep"))
+        };
+        while !has_sleep() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let d = descendants(c.id() as i32);
+        assert!(d.iter().any(|p| p.cmdline.starts_with("sleep")), "{d:?}");
+        let mut sampler = TreeSampler::new(c.id() as i32);
+        assert!(sampler.sample().0 > 0, "the tree has used some CPU");
+        for p in &d {
+            signal_pid(p.pid, SignalName::Kill);
+        }
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+}

@@ -1,0 +1,181 @@
+//! Presentation shared by every renderer: one definition of a case's cell, of how it ended
+//! in words, of what held it, and of an action's label. Pure, from the report only.
+
+use std::collections::BTreeMap;
+
+use crate::model::{Action, JudgedCase, Leftover, Report, ScenarioId, Status, Target};
+
+/// Milliseconds as shown to people: whole numbers.
+pub fn ms(v: f64) -> String {
+    format!("{v:.0} ms")
+}
+
+/// What a case's cell says: the stage and latency, or why it could not run.
+pub fn outcome(r: &JudgedCase) -> String {
+    match (&r.error, r.stage, r.exit_ms) {
+        (Some(e), _, _) => e.kind.to_string(),
+        (None, Some(stage), Some(t)) => format!("{stage} {}", ms(t)),
+        (None, Some(stage), None) => stage.to_string(),
+        (None, None, _) => "?".into(),
+    }
+}
+
+/// " · N left behind" when the case left processes behind.
+pub fn left_behind(r: &JudgedCase) -> String {
+    if r.leftovers.is_empty() {
+        String::new()
+    } else {
+        format!(" · {} left behind", r.leftovers.len())
+    }
+}
+
+/// A short word for a status, as the text matrix shows it.
+pub fn mark(s: Status) -> &'static str {
+    match s {
+        Status::Failure => "FAIL",
+        Status::Warning => "WARN",
+        _ => "ok",
+    }
+}
+
+/// The mark of a status in Markdown and on the web.
+pub fn emoji(s: Status) -> &'static str {
+    match s {
+        Status::Success => "✅",
+        Status::Failure => "❌",
+        Status::Warning => "⚠️",
+        Status::Info => "ℹ️",
+        Status::Skipped => "⏭️",
+    }
+}
+
+/// A short label for an action, for tables and timelines.
+pub fn action_label(a: &Action) -> String {
+    match a {
+        Action::Nothing => "client starts closing".into(),
+        Action::CloseStdin => "close stdin".into(),
+        Action::Signal {
+            signal,
+            to: Target::Process,
+        } => signal.to_string(),
+        Action::Signal {
+            signal,
+            to: Target::Group,
+        } => format!("{signal} to group"),
+        Action::Signal {
+            signal,
+            to: Target::Tree,
+        } => format!("{signal} to tree"),
+        Action::ClientExit => "client exit".into(),
+        Action::ClientKill => "client SIGKILL".into(),
+    }
+}
+
+/// How the case ended, in a few words: stage, latency and exit status, or why it did not run.
+pub fn actual(r: &JudgedCase) -> String {
+    if let Some(e) = &r.error {
+        return format!("could not run: {} ({})", e.message, e.kind);
+    }
+    let mut parts = Vec::new();
+    match r.stage {
+        Some(stage) => parts.push(format!("stage {stage}")),
+        None => parts.push("stage unknown".to_string()),
+    }
+    match r.exit_ms {
+        Some(t) => parts.push(format!("exited {} after the trigger", ms(t))),
+        None => parts.push("did not exit while watched".to_string()),
+    }
+    if let Some(s) = r.exit_status {
+        parts.push(s.to_string());
+    }
+    parts.join(", ")
+}
+
+/// What held a server that should have exited, in one line (from its `/proc` diagnostics).
+pub fn held_by(r: &JudgedCase) -> Option<String> {
+    let d = r.diagnostics.as_ref()?;
+    let mut parts = vec![format!("pid {}", d.pid)];
+    if let Some(rt) = &d.runtime {
+        parts.push(format!("runtime {rt}"));
+    }
+    if d.threads > 0 {
+        parts.push(format!(
+            "{} threads ({})",
+            d.threads,
+            d.thread_names.join(", ")
+        ));
+    }
+    if !d.fds.is_empty() {
+        let fds: Vec<String> = d.fds.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        parts.push(format!("open fds: {}", fds.join(", ")));
+    }
+    if !d.children.is_empty() {
+        parts.push(format!("children: {}", d.children.join("; ")));
+    }
+    Some(parts.join("; "))
+}
+
+/// One leftover process in words.
+pub fn leftover(l: &Leftover) -> String {
+    format!(
+        "pid {} `{}` (started by {}) was still running; the harness killed it",
+        l.pid,
+        l.cmdline,
+        l.started_by_cmdline.as_deref().unwrap_or("?")
+    )
+}
+
+/// Servers in report order, and scenarios in the suite's order (endings in their order, then
+/// profiles in report order).
+pub fn axes(report: &Report) -> (Vec<&str>, Vec<&ScenarioId>) {
+    let mut servers: Vec<&str> = Vec::new();
+    let mut scenarios: Vec<&ScenarioId> = Vec::new();
+    for r in &report.results {
+        if !servers.contains(&r.server.as_str()) {
+            servers.push(&r.server);
+        }
+        if !scenarios.contains(&&r.scenario) {
+            scenarios.push(&r.scenario);
+        }
+    }
+    // A stable sort keeps report order among profiles.
+    scenarios.sort_by_key(|s| match s {
+        ScenarioId::Ending(e) => (0, *e as usize),
+        ScenarioId::Profile(_) => (1, 0),
+    });
+    (servers, scenarios)
+}
+
+/// The results indexed by (server, scenario); the first wins if a pair repeats.
+pub fn cells(report: &Report) -> BTreeMap<(&str, &ScenarioId), &JudgedCase> {
+    let mut m = BTreeMap::new();
+    for r in &report.results {
+        m.entry((r.server.as_str(), &r.scenario)).or_insert(r);
+    }
+    m
+}
+
+/// The position of a result in the report (for anchors).
+pub fn index_of(report: &Report, r: &JudgedCase) -> usize {
+    report
+        .results
+        .iter()
+        .position(|x| std::ptr::eq(x, r))
+        .unwrap_or(0)
+}
+
+/// Characters XML 1.0 cannot carry at all (most C0 controls, e.g. the ESC of terminal
+/// colours), written as visible `\xNN` escapes; everything else unchanged.
+pub fn visible(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '\t' | '\n' | '\r' => out.push(ch),
+            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}

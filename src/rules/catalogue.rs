@@ -1,0 +1,213 @@
+//! The rule catalogue (`conformance/rules.toml`) as typed data: every rule keyed by its
+//! [`RuleId`], its level per spec revision, the endings it covers, and the spec text it quotes.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use crate::model::{
+    Basis, BudgetName, Ending, Level, Quote, Revision, RuleId, RuleInfo, UnknownId,
+};
+
+/// The catalogue shipped with the suite.
+pub const BUNDLED: &str = include_str!("../../conformance/rules.toml");
+
+/// Spec text a rule quotes, identical in the listed revisions.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reference {
+    pub revisions: Vec<Revision>,
+    /// `{revision}` is replaced by the judged revision.
+    pub url: String,
+    pub quote: String,
+}
+
+impl Reference {
+    pub fn applies_to(&self, rev: Revision) -> bool {
+        self.revisions.contains(&rev)
+    }
+
+    /// The URL for one revision.
+    pub fn url_for(&self, rev: Revision) -> String {
+        self.url.replace("{revision}", &rev.to_string())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    pub id: RuleId,
+    pub title: String,
+    /// The endings whose cases this rule judges (profiles are `close`).
+    pub scenarios: Vec<Ending>,
+    /// The budget the rule's timing is judged against, if any.
+    pub budget: Option<BudgetName>,
+    pub basis: Basis,
+    pub rationale: String,
+    pub levels: BTreeMap<Revision, Level>,
+    #[serde(default)]
+    pub references: Vec<Reference>,
+}
+
+impl Rule {
+    pub fn level(&self, rev: Revision) -> Level {
+        self.levels.get(&rev).copied().unwrap_or(Level::Info)
+    }
+
+    pub fn references_for(&self, rev: Revision) -> impl Iterator<Item = &Reference> {
+        self.references.iter().filter(move |r| r.applies_to(rev))
+    }
+
+    /// What a report needs to render this rule for `rev` without the catalogue.
+    pub fn info(&self, rev: Revision) -> RuleInfo {
+        RuleInfo {
+            title: self.title.clone(),
+            basis: self.basis,
+            budget: self.budget,
+            quotes: self
+                .references_for(rev)
+                .map(|r| Quote {
+                    url: r.url_for(rev),
+                    quote: r.quote.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Catalogue {
+    pub revisions: Vec<Revision>,
+    pub default_revision: Revision,
+    #[serde(rename = "rule")]
+    pub rules: Vec<Rule>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogueError {
+    #[error("rules.toml:{line}: {message}")]
+    Parse { line: usize, message: String },
+    #[error("rules.toml: rule `{rule}` has no level for revision {revision}")]
+    MissingLevel { rule: RuleId, revision: Revision },
+    #[error("rules.toml: rule `{0}` is defined twice")]
+    Duplicate(RuleId),
+    #[error("rules.toml: rule `{0}` is judged by the suite but missing from the catalogue")]
+    Missing(RuleId),
+    #[error("rules.toml: the default revision {0} is not among the revisions")]
+    DefaultRevision(Revision),
+    #[error("{0}")]
+    UnknownRevision(UnknownId),
+}
+
+impl Catalogue {
+    pub fn bundled() -> Self {
+        Self::parse(BUNDLED).expect("the bundled rules.toml is valid (tested)")
+    }
+
+    pub fn parse(text: &str) -> Result<Self, CatalogueError> {
+        let c: Catalogue = toml::from_str(text).map_err(|e| CatalogueError::Parse {
+            line: e.span().map_or(0, |s| {
+                text[..s.start.min(text.len())].matches('\n').count() + 1
+            }),
+            message: e.message().trim().to_string(),
+        })?;
+        if !c.revisions.contains(&c.default_revision) {
+            return Err(CatalogueError::DefaultRevision(c.default_revision));
+        }
+        for (i, r) in c.rules.iter().enumerate() {
+            if c.rules[..i].iter().any(|q| q.id == r.id) {
+                return Err(CatalogueError::Duplicate(r.id));
+            }
+            if let Some(rev) = c.revisions.iter().find(|v| !r.levels.contains_key(v)) {
+                return Err(CatalogueError::MissingLevel {
+                    rule: r.id,
+                    revision: *rev,
+                });
+            }
+        }
+        if let Some(id) = RuleId::ALL
+            .iter()
+            .find(|id| !c.rules.iter().any(|r| r.id == **id))
+        {
+            return Err(CatalogueError::Missing(*id));
+        }
+        Ok(c)
+    }
+
+    /// The revision named on the command line, if the catalogue knows it.
+    pub fn revision(&self, given: &str) -> Result<Revision, CatalogueError> {
+        let unknown = || UnknownId {
+            what: "spec revision",
+            given: given.to_string(),
+            known: self
+                .revisions
+                .iter()
+                .map(|r| r.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        match given.parse::<Revision>() {
+            Ok(r) if self.revisions.contains(&r) => Ok(r),
+            _ => Err(CatalogueError::UnknownRevision(unknown())),
+        }
+    }
+
+    pub fn rule(&self, id: RuleId) -> &Rule {
+        self.rules
+            .iter()
+            .find(|r| r.id == id)
+            .expect("every rule id is in the catalogue (checked when parsed)")
+    }
+
+    /// The rules that judge cases of `ending`, in catalogue order.
+    pub fn rules_for(&self, ending: Ending) -> impl Iterator<Item = &Rule> {
+        self.rules
+            .iter()
+            .filter(move |r| r.scenarios.contains(&ending))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundled_catalogue_is_valid_and_complete() {
+        let c = Catalogue::parse(BUNDLED).unwrap();
+        assert!(c.revisions.contains(&c.default_revision));
+        for r in &c.rules {
+            assert!(r.references.iter().all(|x| x.url.starts_with("https://")));
+            assert!(!r.scenarios.is_empty(), "{}", r.id);
+        }
+    }
+
+    #[test]
+    fn an_unknown_rule_or_ending_names_the_line() {
+        let text = BUNDLED.replacen(
+            "id = \"stdio-exit-on-eof\"",
+            "id = \"stdio-exit-on-eofx\"",
+            1,
+        );
+        let e = Catalogue::parse(&text).unwrap_err().to_string();
+        assert!(
+            e.starts_with("rules.toml:") && e.contains("stdio-exit-on-eofx"),
+            "{e}"
+        );
+        let text = BUNDLED.replacen(
+            "scenarios = [\"close\", \"inflight\"]",
+            "scenarios = [\"clsoe\"]",
+            1,
+        );
+        let e = Catalogue::parse(&text).unwrap_err().to_string();
+        assert!(e.contains("clsoe"), "{e}");
+    }
+
+    #[test]
+    fn revisions_are_checked() {
+        let c = Catalogue::bundled();
+        assert!(c.revision("2025-06-18").is_ok());
+        let e = c.revision("1999-01-01").unwrap_err().to_string();
+        assert!(e.contains("unknown spec revision `1999-01-01`"), "{e}");
+    }
+}

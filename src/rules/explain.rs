@@ -1,0 +1,181 @@
+//! All wording of verdicts: a [`Finding`] in words, the note on an ending, and the hint on
+//! what held a server. Kept apart from the judge so that changing a sentence never changes a
+//! decision.
+
+use crate::model::{Diagnostics, Runtime, SignalName, Stage};
+
+use super::judge::{End, Finding, Trigger};
+
+fn ms(x: Option<f64>) -> String {
+    x.map_or_else(|| "?".into(), |v| format!("{v:.0} ms"))
+}
+
+/// " (of which N ms waiting for a CPU)" when load was noticeable.
+fn load_note(end: &End) -> String {
+    match end.runqueue_ms {
+        Some(w) if w >= 50.0 => format!(" (of which {w:.0} ms waiting for a CPU)"),
+        _ => String::new(),
+    }
+}
+
+/// How the case ended, in words.
+pub fn ending(end: &End) -> String {
+    match end.stage {
+        Some(Stage::Eof) => format!(
+            "it exited on end-of-file after {}{}",
+            ms(end.exit_ms),
+            load_note(end)
+        ),
+        Some(Stage::Sigterm) => format!(
+            "SIGTERM ended it, {} after the session was ended",
+            ms(end.exit_ms)
+        ),
+        Some(Stage::Sigint) => format!(
+            "SIGINT ended it, {} after the session was ended",
+            ms(end.exit_ms)
+        ),
+        Some(Stage::Sigkill) => format!(
+            "only SIGKILL ended it, {} after the session was ended",
+            ms(end.exit_ms)
+        ),
+        Some(Stage::Survived) => "still running when the harness stopped waiting".into(),
+        None => "it never ran".into(),
+    }
+}
+
+fn prompt(after: Trigger, end: &End) -> String {
+    let what = match after {
+        Trigger::StdinClosed => "after stdin closed",
+        Trigger::ClientDied => "after its client died",
+        Trigger::Sigterm => "after SIGTERM",
+        Trigger::SigintToGroup => "after SIGINT to its process group",
+    };
+    format!("exited {} {what}{}", ms(end.exit_ms), load_note(end))
+}
+
+fn not_prompt(after: Trigger, budget_ms: u64, end: &End) -> String {
+    let what = match after {
+        Trigger::StdinClosed => "of stdin closing",
+        Trigger::ClientDied => "of its client's death",
+        Trigger::Sigterm => "of SIGTERM (stdin still open)",
+        Trigger::SigintToGroup => "of SIGINT to its process group",
+    };
+    format!("did not exit within {budget_ms} ms {what}: {}", ending(end))
+}
+
+/// The check message for a finding.
+pub fn message(f: &Finding) -> String {
+    match f {
+        Finding::NotTestable { kind, message } => format!("Not testable: {message} ({kind})"),
+        Finding::Prompt { after, end } => prompt(*after, end),
+        Finding::NotPrompt {
+            after,
+            budget_ms,
+            end,
+        } => not_prompt(*after, *budget_ms, end),
+        Finding::Orphaned { observe_ms } => format!(
+            "orphaned: still running {observe_ms} ms after its client died (reparented away from its client; the harness killed it)"
+        ),
+        Finding::NeverClosesStdin => "this client never closes stdin".into(),
+        Finding::BeforeSigkill { stage } => format!(
+            "ended before SIGKILL ({})",
+            stage.map(|s| s.to_string()).unwrap_or_default()
+        ),
+        Finding::Forced { end } => ending(end),
+        Finding::WouldHangClient => {
+            "it outlived this client's whole ladder: the client would wait forever".into()
+        }
+        Finding::EveryServerSignalled => {
+            "this client never closes stdin, so every server it stops gets a signal".into()
+        }
+        Finding::ExitedAtStart { exit_ms } => format!(
+            "exited {} after it was started with stdin at end-of-file",
+            ms(*exit_ms)
+        ),
+        Finding::IgnoredEofAtStart { end } => format!(
+            "started with stdin at end-of-file, it did not exit by itself: {}",
+            ending(end)
+        ),
+        Finding::ServerNeverExited => "the server itself never exited; see the exit rules".into(),
+        Finding::NothingLeft => "nothing it started outlived it".into(),
+        Finding::Leaked {
+            leftovers,
+            prompt_ms,
+        } => {
+            let list: Vec<String> = leftovers
+                .iter()
+                .map(|l| {
+                    format!(
+                        "pid {} `{}` (started by `{}`)",
+                        l.pid,
+                        l.cmdline,
+                        l.started_by_cmdline.as_deref().unwrap_or("?")
+                    )
+                })
+                .collect();
+            format!(
+                "{} process(es) it started still ran {prompt_ms} ms after it exited: {}",
+                list.len(),
+                list.join("; ")
+            )
+        }
+        Finding::StdoutClean { messages } => {
+            format!("{messages} message(s), all valid JSON-RPC")
+        }
+        Finding::StdoutViolations {
+            violations,
+            lines,
+            first_line,
+            kind,
+            excerpt,
+        } => format!(
+            "{violations} of {lines} stdout line(s) are not one JSON-RPC message; first, line {first_line} ({}): \"{excerpt}\"",
+            kind.as_str()
+        ),
+        Finding::ServerRequests { count, first } => format!(
+            "sent {count} JSON-RPC request(s) on stdout; first: {}",
+            first.as_deref().unwrap_or("?")
+        ),
+        Finding::InflightAnswered => "the request in flight was answered before it exited".into(),
+        Finding::InflightDropped => {
+            "it exited without answering the request in flight (the spec allows this)".into()
+        }
+        Finding::NothingInFlight => "no request was in flight".into(),
+    }
+}
+
+/// The note on a case whose real client would have waited forever.
+pub fn would_wait_forever(capped_ms: u64) -> String {
+    format!(
+        "this client's last wait has no end: it would wait forever (the harness stopped after {capped_ms} ms)"
+    )
+}
+
+/// The fix most likely to help a process that outlived end-of-file, by runtime.
+pub fn eof_hint(runtime: Option<Runtime>) -> &'static str {
+    match runtime {
+        Some(Runtime::Node) => "Node stays alive while a timer, socket or other handle is active, and the SDK's stdio transport does not exit on EOF: listen for process.stdin 'end' and 'close' and call process.exit().",
+        Some(Runtime::Python) => "Python waits for non-daemon threads (and pending asyncio.to_thread calls) before exiting: when the stdio server's run() returns, stop them or call os._exit().",
+        Some(Runtime::Jvm) => "The JVM stays up while any non-daemon thread runs (executors, timers): when the session closes, shut them down or call System.exit().",
+        None => "Exit when reading stdin returns end-of-file: stop or detach background work first, and return from main.",
+    }
+}
+
+/// The fix most likely to help a process that ignored `signal`, by runtime.
+pub fn signal_hint(runtime: Option<Runtime>, signal: SignalName) -> String {
+    let how = match runtime {
+        Some(Runtime::Node) => "a process.on(...) handler that never calls process.exit()",
+        Some(Runtime::Python) => "asyncio/anyio taking the KeyboardInterrupt while a worker thread blocks reading stdin, or a signal handler that returns without exiting",
+        Some(Runtime::Jvm) => "a shutdown hook that never returns",
+        None => "a handler that catches it and carries on",
+    };
+    format!("It ignored {signal}; usually {how}. Exit from the handler (after brief cleanup).")
+}
+
+/// The hint for diagnostics taken after `signal` (or after end-of-file when `None`).
+pub fn hint(d: &Diagnostics, signal: Option<SignalName>) -> String {
+    match signal {
+        Some(s) => signal_hint(d.runtime, s),
+        None => eof_hint(d.runtime).to_string(),
+    }
+}

@@ -1,0 +1,229 @@
+//! Rules: the catalogue (data), the judge (one pure function per rule, returning a typed
+//! finding) and the wording of findings. Judging a case gives its checks.
+
+pub mod catalogue;
+pub mod explain;
+pub mod judge;
+
+use std::collections::BTreeMap;
+
+use crate::model::{
+    Budgets, Check, Observation, Revision, RuleId, RuleInfo, Scenario, SpecReference, Stage, Status,
+};
+
+pub use catalogue::{Catalogue, CatalogueError};
+use judge::Context;
+
+impl Catalogue {
+    /// Judges one case against every rule that covers its ending.
+    pub fn judge(
+        &self,
+        o: &Observation,
+        scenario: &Scenario,
+        budgets: &Budgets,
+        revision: Revision,
+    ) -> Vec<Check> {
+        let cx = Context {
+            scenario,
+            budgets,
+            revision,
+        };
+        self.rules_for(scenario.ending())
+            .map(|r| {
+                let finding = judge::judge(r.id, o, &cx);
+                let outcome = finding.outcome();
+                let level = r.level(revision);
+                Check {
+                    id: r.id,
+                    status: Status::of(outcome, level),
+                    level,
+                    outcome,
+                    message: explain::message(&finding),
+                    spec_references: r
+                        .references_for(revision)
+                        .map(|x| SpecReference {
+                            revision,
+                            url: x.url_for(revision),
+                        })
+                        .collect(),
+                }
+            })
+            .collect()
+    }
+
+    /// The wording and quotes of `ids` for `revision`, for a report to carry.
+    pub fn infos(
+        &self,
+        ids: impl IntoIterator<Item = RuleId>,
+        revision: Revision,
+    ) -> BTreeMap<RuleId, RuleInfo> {
+        ids.into_iter()
+            .map(|id| (id, self.rule(id).info(revision)))
+            .collect()
+    }
+}
+
+/// The note a case carries when the numbers alone do not say what the ending costs.
+pub fn note(o: &Observation, scenario: &Scenario) -> Option<String> {
+    (o.stage == Some(Stage::Survived) && scenario.unbounded)
+        .then(|| explain::would_wait_forever(scenario.steps.last().map_or(0, |s| s.wait_ms)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::profiles::Profiles;
+    use crate::config::scenarios;
+    use crate::model::{ErrorKind, Level, Outcome, ScenarioId};
+
+    fn rev(s: &str) -> Revision {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn levels_map_to_statuses() {
+        assert_eq!(Status::of(Outcome::Fail, Level::Must), Status::Failure);
+        assert_eq!(Status::of(Outcome::Fail, Level::Should), Status::Warning);
+        assert_eq!(Status::of(Outcome::Fail, Level::Info), Status::Info);
+        assert_eq!(
+            Status::of(Outcome::NotTestable, Level::Should),
+            Status::Warning
+        );
+        assert_eq!(Status::of(Outcome::Pass, Level::Should), Status::Success);
+        assert_eq!(
+            Status::of(Outcome::NotApplicable, Level::Must),
+            Status::Skipped
+        );
+    }
+
+    fn case(scenario: &str, stage: Option<Stage>, exit_ms: Option<f64>) -> Observation {
+        let mut r = Observation::empty("s", &scenario.parse::<ScenarioId>().unwrap());
+        r.stage = stage;
+        r.exit_ms = exit_ms;
+        r
+    }
+
+    fn judge_full(r: &Observation, revision: &str) -> Vec<Check> {
+        let b = Budgets::default();
+        let s = scenarios::build(&r.scenario, &b, &Profiles::bundled()).unwrap();
+        Catalogue::bundled().judge(r, &s, &b, rev(revision))
+    }
+
+    fn judge(r: &Observation, revision: &str) -> Vec<(RuleId, Status)> {
+        judge_full(r, revision)
+            .into_iter()
+            .map(|c| (c.id, c.status))
+            .collect()
+    }
+
+    fn get(v: &[(RuleId, Status)], id: RuleId) -> Option<Status> {
+        v.iter().find(|(i, _)| *i == id).map(|(_, s)| *s)
+    }
+
+    #[test]
+    fn timer_server_scores_differ_by_revision() {
+        let r = case("close", Some(Stage::Sigterm), Some(2004.0));
+        let now = judge(&r, "2026-07-28");
+        assert_eq!(get(&now, RuleId::StdioExitOnEof), Some(Status::Warning));
+        assert_eq!(get(&now, RuleId::StdioNoForcedKill), Some(Status::Success));
+        let old = judge(&r, "2025-06-18");
+        assert_eq!(get(&old, RuleId::StdioExitOnEof), Some(Status::Info));
+        let orphan = case("crash", Some(Stage::Survived), None);
+        let j = judge(&orphan, "2026-07-28");
+        assert_eq!(
+            get(&j, RuleId::StdioExitOnClientDeath),
+            Some(Status::Warning)
+        );
+        assert_eq!(
+            get(&j, RuleId::ProcessNoLeakedDescendants),
+            Some(Status::Skipped)
+        );
+    }
+
+    #[test]
+    fn slow_eof_exit_misses_the_prompt_budget() {
+        let r = case("close", Some(Stage::Eof), Some(1500.0));
+        assert_eq!(judge(&r, "2026-07-28")[0].1, Status::Warning);
+        let r = case("close", Some(Stage::Eof), Some(12.0));
+        assert!(judge(&r, "2026-07-28")
+            .iter()
+            .all(|(_, s)| *s == Status::Success));
+    }
+
+    #[test]
+    fn time_spent_waiting_for_a_cpu_is_not_the_servers() {
+        let mut r = case("exit", Some(Stage::Eof), Some(1069.0));
+        assert_eq!(judge(&r, "2026-07-28")[0].1, Status::Warning);
+        r.runqueue_ms = Some(620.0);
+        let c = &judge_full(&r, "2026-07-28")[0];
+        assert_eq!(c.status, Status::Success);
+        assert!(
+            c.message.contains("620 ms waiting for a CPU"),
+            "{}",
+            c.message
+        );
+    }
+
+    #[test]
+    fn server_requests_on_stdout_fail_only_from_2026_07_28() {
+        let mut r = case("close", Some(Stage::Eof), Some(12.0));
+        r.stdout.server_requests = 1;
+        let find = |v: Vec<(RuleId, Status)>| get(&v, RuleId::StdioStdoutOnlyMcp).unwrap();
+        assert_eq!(find(judge(&r, "2026-07-28")), Status::Failure);
+        assert_eq!(find(judge(&r, "2025-06-18")), Status::Success);
+    }
+
+    #[test]
+    fn a_server_that_would_hang_the_java_client_is_flagged() {
+        let r = case("close:java", Some(Stage::Survived), None);
+        let j = judge(&r, "2026-07-28");
+        assert_eq!(
+            get(&j, RuleId::StdioNoForcedKill),
+            Some(Status::Warning),
+            "{j:?}"
+        );
+        let b = Budgets::default();
+        let s = scenarios::build(&r.scenario, &b, &Profiles::bundled()).unwrap();
+        assert!(note(&r, &s).unwrap().contains("would wait forever"));
+    }
+
+    #[test]
+    fn clients_that_never_close_stdin_do_not_blame_the_server() {
+        let r = case("close:csharp", Some(Stage::Sigkill), Some(5003.0));
+        let j = judge(&r, "2026-07-28");
+        assert!(
+            j.iter()
+                .filter(|(i, _)| i.as_str().starts_with("stdio-"))
+                .all(|(i, s)| *s == Status::Skipped || *i == RuleId::StdioStdoutOnlyMcp),
+            "{j:?}"
+        );
+    }
+
+    #[test]
+    fn no_handshake_is_not_testable_at_rule_severity() {
+        let r = Observation::failed(
+            "s",
+            &"exit".parse().unwrap(),
+            ErrorKind::HandshakeTimeout,
+            "no answer".into(),
+        );
+        let checks = judge_full(&r, "2026-07-28");
+        assert_eq!(checks[0].status, Status::Warning);
+        assert!(checks
+            .iter()
+            .all(|c| c.message.starts_with("Not testable:")));
+        // At its own severity: the stdout rule is a MUST.
+        assert!(checks
+            .iter()
+            .any(|c| c.id == RuleId::StdioStdoutOnlyMcp && c.status == Status::Failure));
+    }
+
+    /// Every rule has wording for each of its findings; every ending is judged by some rule.
+    #[test]
+    fn every_ending_has_rules() {
+        let c = Catalogue::bundled();
+        for e in crate::model::Ending::ALL {
+            assert!(c.rules_for(*e).next().is_some(), "{e}");
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! The `direct` driver: the supervisor is the server's parent and drives the ladder itself.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ChildStdin;
+use std::sync::mpsc::Receiver;
+use std::time::Duration;
+
+use super::drive::drive;
+use super::ladder::Ladder;
+use super::launch::{handshake, launch, Running};
+use super::link::Link;
+use super::protocol::CaseSpec;
+use super::{finish, live_tree, settle_descendants};
+use crate::mcp::wire::WireEvent;
+use crate::model::{Action, CaseError, ErrorKind, ExitStatus, Observation, Stage, Target};
+use crate::os::{mono_ns, procfs, sched, signals, Pidfd};
+
+/// The id of the request the `inflight` scenario leaves in flight.
+const INFLIGHT_ID: i64 = 3;
+
+/// Performs one ladder action on the server. Returns the trigger time (just before the
+/// syscall that does it).
+fn perform(action: Action, stdin: &mut Option<ChildStdin>, server: &Pidfd) -> u64 {
+    let t = mono_ns();
+    match action {
+        Action::Nothing => {}
+        Action::CloseStdin => drop(stdin.take()),
+        Action::Signal {
+            signal,
+            to: Target::Tree,
+        } => {
+            let _ = server.signal(signal);
+            for p in procfs::descendants(server.pid()) {
+                signals::signal_pid(p.pid, signal);
+            }
+        }
+        Action::Signal {
+            signal,
+            to: Target::Process,
+        } => {
+            let _ = server.signal(signal);
+        }
+        Action::Signal {
+            signal,
+            to: Target::Group,
+        } => {
+            let _ = signals::signal_group(server.pid(), signal);
+        }
+        // Client actions only exist in the `client` driver's ladders.
+        Action::ClientExit | Action::ClientKill => {}
+    }
+    t
+}
+
+/// Did a response to `id` arrive before stdout closed? Waits briefly for the reader to drain.
+fn answered(rx: &Receiver<WireEvent>, id: i64) -> bool {
+    let deadline = mono_ns() + 500_000_000;
+    while let Ok(ev) = rx.recv_timeout(Duration::from_nanos(deadline.saturating_sub(mono_ns()))) {
+        match ev {
+            WireEvent::Message(m)
+                if m.get("id").and_then(serde_json::Value::as_i64) == Some(id) =>
+            {
+                return true
+            }
+            WireEvent::Eof => return false,
+            WireEvent::Message(_) => {}
+        }
+    }
+    false
+}
+
+/// Launches and confirms the server; an `Err` is the observation of a case that could not
+/// reach its ending.
+fn start(
+    spec: &CaseSpec,
+    stderr_path: &Path,
+    link: &Link,
+    result: &mut Observation,
+) -> Option<Running> {
+    link.need_cpu();
+    let mut run = match launch(&spec.launch, stderr_path, spec.scenario.stdin_null) {
+        Ok(r) => r,
+        Err(e) => {
+            link.free_cpu();
+            result.error = Some(e);
+            return None;
+        }
+    };
+    // The token is held on through the trigger: the gap between handshake and ending must
+    // not depend on load (some servers finish starting up after the handshake).
+    if !spec.scenario.stdin_null {
+        match handshake(&mut run, spec.protocol, &spec.budgets, stderr_path) {
+            Ok(h) => result.handshake = Some(h),
+            Err(e) => {
+                link.free_cpu();
+                result.error = Some(e);
+                finish(result, &run.stdout_record(), stderr_path, &[], &[]);
+                return None;
+            }
+        }
+        if run.pidfd.has_exited() {
+            link.free_cpu();
+            let status = run.child.wait().ok().map(ExitStatus::from);
+            result.exit_status = status;
+            result.error = Some(CaseError {
+                kind: ErrorKind::ExitedBeforeEnd,
+                message: format!(
+                    "the server exited ({}) right after the handshake, before the session was ended",
+                    status.map_or_else(|| "status unknown".into(), |s| s.to_string())
+                ),
+            });
+            finish(result, &run.stdout_record(), stderr_path, &[], &[]);
+            return None;
+        }
+    }
+    Some(run)
+}
+
+/// Runs the case with the supervisor as the server's parent.
+pub fn run(spec: &CaseSpec, stderr_path: &Path, link: &Link) -> Observation {
+    let mut result = Observation::empty(&spec.server, &spec.scenario.id);
+    let Some(mut run) = start(spec, stderr_path, link, &mut result) else {
+        return result;
+    };
+    let before = live_tree(&[]);
+    // Nothing is started from this thread any more (children would inherit the class): from
+    // here on its wake-ups must not preempt the server (the watcher thread stamps the exit).
+    sched::batch_this_thread();
+    if spec.scenario.inflight {
+        let req = serde_json::json!({"jsonrpc": "2.0", "id": INFLIGHT_ID, "method": spec.inflight.method, "params": spec.inflight.params});
+        if let Some(stdin) = run.stdin.as_mut() {
+            let _ = writeln!(stdin, "{req}").and_then(|_| stdin.flush());
+        }
+    }
+    let origin = spec.scenario.stdin_null.then_some(run.started_ns);
+    let ladder = Ladder::new(spec.scenario.steps.clone(), spec.budgets.prompt_ms, origin);
+    let watcher = run.pidfd.watch().ok();
+    let (server, stdin) = (&run.pidfd, &mut run.stdin);
+    let driven = drive(ladder, server, watcher.as_ref(), link, |a| {
+        perform(a, stdin, server)
+    });
+    let ended = driven.ended;
+    result.stage = Some(ended.stage);
+    result.exit_ms = ended.exit_ms;
+    result.trigger_ns = ended.trigger_ns;
+    result.exit_ns = ended.exit_ns;
+    result.runqueue_ms = ended.exit_ns.map(|_| ended.runqueue_ns as f64 / 1e6);
+    result.steps = ended.steps;
+    result.diagnostics = driven.diagnostics;
+    if spec.scenario.inflight {
+        result.inflight_answered = Some(answered(&run.rx, INFLIGHT_ID));
+    }
+    if ended.stage != Stage::Survived {
+        result.exit_status = run.child.wait().ok().map(ExitStatus::from);
+    }
+    let alive = settle_descendants(spec.budgets.prompt_ms, &[run.pidfd.pid()]);
+    finish(
+        &mut result,
+        &run.stdout_record(),
+        stderr_path,
+        &alive,
+        &before,
+    );
+    result
+}

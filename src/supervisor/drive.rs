@@ -1,0 +1,84 @@
+//! Runs a [`Ladder`] against a real process: carries out its commands and feeds it what
+//! happened. The only loop with I/O around the pure state machine.
+
+use std::sync::mpsc::Receiver;
+
+use super::ladder::{Command, Ended, Event, Ladder};
+use super::link::Link;
+use crate::model::{Action, Diagnostics, Stage};
+use crate::os::{diagnose, mono_ns, procfs::TreeSampler, Pidfd};
+use crate::rules::explain;
+
+/// What a driven ladder gives back.
+pub struct Driven {
+    pub ended: Ended,
+    pub diagnostics: Option<Diagnostics>,
+}
+
+/// Drives `ladder` until it is done. `perform` carries out an action and returns when it
+/// happened; `watcher` stamps the server's exit (started before any trigger, so neither
+/// sampling here nor starting a thread can delay the stamp).
+pub fn drive(
+    mut ladder: Ladder,
+    server: &Pidfd,
+    watcher: Option<&Receiver<u64>>,
+    link: &Link,
+    mut perform: impl FnMut(Action) -> u64,
+) -> Driven {
+    let mut sampler = TreeSampler::new(server.pid());
+    let mut diagnostics = None;
+    let mut pending: std::collections::VecDeque<Command> = ladder.start().into();
+    while let Some(cmd) = pending.pop_front() {
+        let ev = match cmd {
+            Command::Diagnose { after } => {
+                let mut d = diagnose::diagnose(server.pid());
+                d.hint = explain::hint(&d, after);
+                diagnostics = Some(d);
+                None
+            }
+            Command::Sample => Some(sampled(&mut sampler)),
+            Command::Perform(action) => Some(Event::Performed {
+                at_ns: perform(action),
+            }),
+            Command::FreeCpu => {
+                link.free_cpu();
+                None
+            }
+            Command::Wait(d) => {
+                let exit = match watcher {
+                    Some(w) => w.recv_timeout(d).ok(),
+                    None => server.wait_exit(d).ok().flatten(),
+                };
+                Some(match exit {
+                    Some(at_ns) => Event::Exited { at_ns },
+                    None => sampled(&mut sampler),
+                })
+            }
+            Command::Done(ended) => return Driven { ended, diagnostics },
+        };
+        if let Some(ev) = ev {
+            pending.extend(ladder.on(ev));
+        }
+    }
+    // A ladder always ends with Done; should it not, the server counts as never exited.
+    Driven {
+        ended: Ended {
+            stage: Stage::Survived,
+            runqueue_ns: 0,
+            trigger_ns: None,
+            exit_ns: None,
+            exit_ms: None,
+            steps: Vec::new(),
+        },
+        diagnostics,
+    }
+}
+
+fn sampled(sampler: &mut TreeSampler) -> Event {
+    let (cpu_ns, queued_ns) = sampler.sample();
+    Event::Sampled {
+        now_ns: mono_ns(),
+        cpu_ns,
+        queued_ns,
+    }
+}

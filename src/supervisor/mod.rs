@@ -1,0 +1,164 @@
+//! One case, run in its own supervisor process (`mcp-shutdown __case`).
+//!
+//! The supervisor is a child subreaper, so a server orphaned by its client is reparented to
+//! it (not to init) and stays observable; it owns every process below it, so it can kill them
+//! all at the end. Its stdin is a lifeline from the harness: when the harness goes away for
+//! any reason, even SIGKILL, the lifeline reaches EOF and the supervisor kills its whole tree.
+//!
+//! Process tree of a case:
+//! ```text
+//! harness ── __case (subreaper) ──┬── server                   (driver = direct)
+//!                                 └── __client ── server       (driver = client)
+//! ```
+//!
+//! - [`protocol`]: the typed lines between harness, supervisor and stand-in client;
+//! - [`ladder`]: the stop ladder as a pure state machine, run by [`drive`];
+//! - [`direct`], [`via_client`]: the two drivers; [`client_stub`]: the stand-in client;
+//! - [`launch`]: starting the server and the handshake; [`link`]: CPU tokens and aborting.
+
+pub mod client_stub;
+mod direct;
+mod drive;
+pub mod ladder;
+mod launch;
+mod link;
+pub mod protocol;
+mod via_client;
+
+use std::io::BufReader;
+use std::path::Path;
+use std::sync::mpsc::channel;
+use std::time::Duration;
+
+use crate::exit_codes;
+use crate::model::{Driver, Leftover, Observation, StdoutRecord};
+use crate::os::{mono_ns, procfs, signals, tree, ProcInfo};
+use link::{abort, say_err, Link};
+use protocol::{recv, send, CaseSpec, FromSupervisor, ToSupervisor};
+
+/// Live (non-zombie) descendants of this supervisor, excluding `except`.
+fn live_tree(except: &[i32]) -> Vec<ProcInfo> {
+    procfs::descendants(signals::own_pid())
+        .into_iter()
+        .filter(|p| !p.is_zombie() && !except.contains(&p.pid))
+        .collect()
+}
+
+/// After the server ended, gives what it started up to the prompt budget to go away.
+/// Polling `/proc` is fine here: it bounds a wait, it does not time an exit.
+fn settle_descendants(prompt_ms: u64, except: &[i32]) -> Vec<ProcInfo> {
+    let deadline = mono_ns() + prompt_ms * 1_000_000;
+    loop {
+        tree::reap_any_children();
+        let live = live_tree(except);
+        if live.is_empty() || mono_ns() >= deadline {
+            return live;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Builds leftovers from the processes still alive and the tree seen before the trigger.
+fn leftovers(alive: &[ProcInfo], before: &[ProcInfo]) -> Vec<Leftover> {
+    alive
+        .iter()
+        .map(|p| {
+            let parent = before
+                .iter()
+                .find(|b| b.pid == p.pid)
+                .map(|b| b.ppid)
+                .unwrap_or(p.ppid);
+            Leftover {
+                pid: p.pid,
+                cmdline: p.cmdline.clone(),
+                started_by: Some(parent),
+                started_by_cmdline: before
+                    .iter()
+                    .find(|b| b.pid == parent)
+                    .map(|b| b.cmdline.clone()),
+            }
+        })
+        .collect()
+}
+
+/// Records what is left, kills everything, and takes the stdout record and stderr tail.
+fn finish(
+    result: &mut Observation,
+    record: &StdoutRecord,
+    stderr_path: &Path,
+    alive: &[ProcInfo],
+    before: &[ProcInfo],
+) {
+    result.leftovers = leftovers(alive, before);
+    // Everything still running is killed now; the survivors were recorded above.
+    tree::kill_all_descendants();
+    result.stdout = record.clone();
+    result.stderr_tail = launch::stderr_tail(stderr_path);
+}
+
+/// Entry point of `mcp-shutdown __case`: reads a [`CaseSpec`] line from stdin, runs it,
+/// prints a result line to stdout. Never leaves a process behind. Returns the exit code.
+pub fn main(helper: &Path) -> i32 {
+    // Before any thread or child exists: everything this case starts inherits the mark.
+    std::env::set_var(
+        tree::CASE_MARK,
+        format!("{}-{}", signals::own_pid(), mono_ns()),
+    );
+    if let Err(e) = signals::become_subreaper() {
+        say_err(&format!("mcp-shutdown: cannot become a subreaper: {e}"));
+        return exit_codes::SUPERVISOR_SETUP;
+    }
+    let mut lifeline = BufReader::new(std::io::stdin());
+    let Some(spec) = recv::<CaseSpec>(&mut lifeline) else {
+        say_err("mcp-shutdown __case: expected a case spec on stdin");
+        return 2;
+    };
+    // Abort paths: the harness went away (lifeline EOF), a signal, or the hard deadline.
+    let (go_tx, go_rx) = channel();
+    std::thread::spawn(move || {
+        while let Some(ToSupervisor::Go) = recv::<ToSupervisor>(&mut lifeline) {
+            let _ = go_tx.send(());
+        }
+        abort("the harness went away");
+    });
+    let link = Link {
+        go: go_rx,
+        deadline_ms: spec.deadline_ms(),
+    };
+    if let Ok(mut signals) = signal_hook::iterator::Signals::new([
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGHUP,
+    ]) {
+        std::thread::spawn(move || {
+            if signals.forever().next().is_some() {
+                abort("interrupted");
+            }
+        });
+    }
+    link::set_deadline(spec.deadline_ms());
+    link::watch_deadline();
+    let dir = match tempfile::Builder::new()
+        .prefix("mcp-shutdown-case-")
+        .tempdir()
+    {
+        Ok(d) => d,
+        Err(e) => {
+            say_err(&format!("mcp-shutdown __case: temp dir: {e}"));
+            return exit_codes::SUPERVISOR_SETUP;
+        }
+    };
+    let stderr_path = dir.path().join("server.stderr");
+    let observation = match spec.scenario.driver {
+        Driver::Direct => direct::run(&spec, &stderr_path, &link),
+        Driver::Client => via_client::run(&spec, &stderr_path, helper, &link),
+    };
+    tree::kill_all_descendants();
+    send(
+        &mut std::io::stdout().lock(),
+        &FromSupervisor::Result {
+            observation: Box::new(observation),
+        },
+    );
+    0
+}

@@ -1,0 +1,150 @@
+//! The typed lines the harness, the supervisor and the stand-in client exchange: one JSON
+//! object per line, tagged, so neither side matches on bare strings.
+
+use std::io::{BufRead, Write};
+
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+
+use crate::config::manifest::{InflightRequest, Launch, Protocol};
+use crate::model::{Budgets, CaseError, HandshakeInfo, Observation, Scenario, StdoutRecord};
+
+/// Everything a supervisor needs, sent by the harness as its first line.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CaseSpec {
+    pub server: String,
+    pub launch: Launch,
+    pub protocol: Protocol,
+    pub scenario: Scenario,
+    pub budgets: Budgets,
+    pub inflight: InflightRequest,
+}
+
+impl CaseSpec {
+    /// Hard deadline for the whole case: beyond it the supervisor aborts.
+    pub fn deadline_ms(&self) -> u64 {
+        // Waits stretch by up to their own length under load (see `ladder`).
+        self.budgets.handshake_ms
+            + 2 * self.scenario.max_wait_ms()
+            + self.budgets.prompt_ms
+            + 30_000
+    }
+}
+
+/// Harness → supervisor, after the spec.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "line", rename_all = "kebab-case")]
+pub enum ToSupervisor {
+    /// A CPU token is granted.
+    Go,
+}
+
+/// Supervisor → harness.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "line", rename_all = "kebab-case")]
+pub enum FromSupervisor {
+    /// Asks for a CPU token: start-up and the window from a trigger to the exit are CPU-heavy
+    /// and timed, so the harness lets only as many run at once as there are CPUs.
+    NeedCpu,
+    /// Gives the token back.
+    FreeCpu,
+    /// The case's outcome; the last line.
+    Result { observation: Box<Observation> },
+}
+
+/// Supervisor → stand-in client: what the client should do once the handshake is done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClientMode {
+    /// Exit with status 0 (pipes still open) when told to.
+    Exit,
+    /// Wait to be killed.
+    Crash,
+}
+
+impl ClientMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientMode::Exit => "exit",
+            ClientMode::Crash => "crash",
+        }
+    }
+}
+
+impl std::str::FromStr for ClientMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "exit" => Ok(ClientMode::Exit),
+            "crash" => Ok(ClientMode::Crash),
+            other => Err(format!(
+                "unknown client mode `{other}` (known: exit, crash)"
+            )),
+        }
+    }
+}
+
+/// Supervisor → stand-in client, after the spec.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "line", rename_all = "kebab-case")]
+pub enum ToClient {
+    /// Exit now.
+    Go,
+}
+
+/// Stand-in client → supervisor.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "kebab-case")]
+pub enum ClientEvent {
+    Spawned {
+        pid: u32,
+    },
+    Ready {
+        handshake: HandshakeInfo,
+        stdout: StdoutRecord,
+    },
+    Failed {
+        error: CaseError,
+        stdout: StdoutRecord,
+    },
+    Exiting {
+        at_ns: u64,
+    },
+}
+
+/// Writes one line and flushes; errors are ignored (the other side may be gone, and a
+/// closed pipe must never panic a supervisor).
+pub fn send(out: &mut impl Write, msg: &impl Serialize) {
+    if let Ok(line) = serde_json::to_string(msg) {
+        let _ = writeln!(out, "{line}").and_then(|_| out.flush());
+    }
+}
+
+/// Reads one line as `T`; `None` at end of input or on a line that is not one.
+pub fn recv<T: DeserializeOwned>(input: &mut impl BufRead) -> Option<T> {
+    let mut line = String::new();
+    match input.read_line(&mut line) {
+        Ok(n) if n > 0 => serde_json::from_str(&line).ok(),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_round_trip() {
+        let mut buf = Vec::new();
+        send(&mut buf, &FromSupervisor::NeedCpu);
+        send(&mut buf, &ToSupervisor::Go);
+        let text = String::from_utf8(buf.clone()).unwrap();
+        assert_eq!(text, "{\"line\":\"need-cpu\"}\n{\"line\":\"go\"}\n");
+        let mut r = std::io::BufReader::new(&buf[..]);
+        assert!(matches!(
+            recv::<FromSupervisor>(&mut r),
+            Some(FromSupervisor::NeedCpu)
+        ));
+        assert_eq!(recv::<ToSupervisor>(&mut r), Some(ToSupervisor::Go));
+        assert_eq!(recv::<ToSupervisor>(&mut r), None);
+    }
+}

@@ -1,0 +1,272 @@
+//! Test helpers: a small report built by hand (checks included, so it does not move when
+//! the judge does) — a timer-like server (close → SIGTERM after 2004 ms, crash → survived
+//! with a leftover), a fixed one (EOF), and one that never answered the handshake — and an
+//! XML well-formedness check by a real parser.
+
+use crate::config::profiles::Profiles;
+use crate::config::scenarios;
+use crate::model::*;
+use crate::rules::Catalogue;
+
+pub const SPEC: &str = "2026-07-28";
+
+fn rev(spec: &str) -> Revision {
+    spec.parse().expect("a revision")
+}
+
+pub fn check(id: RuleId, outcome: Outcome, message: &str, spec: &str) -> Check {
+    let rule = Catalogue::bundled().rule(id).clone();
+    let level = rule.level(rev(spec));
+    Check {
+        id,
+        status: Status::of(outcome, level),
+        level,
+        outcome,
+        message: message.into(),
+        spec_references: rule
+            .references_for(rev(spec))
+            .map(|x| SpecReference {
+                revision: rev(spec),
+                url: x.url_for(rev(spec)),
+            })
+            .collect(),
+    }
+}
+
+fn case(
+    server: &str,
+    scenario: &str,
+    stage: Option<Stage>,
+    exit_ms: Option<f64>,
+    exit_status: Option<ExitStatus>,
+) -> JudgedCase {
+    let id: ScenarioId = scenario.parse().expect("a scenario");
+    let plan = scenarios::build(&id, &Budgets::default(), &Profiles::bundled()).expect("built");
+    let mut o = Observation::empty(server, &id);
+    o.stage = stage;
+    o.exit_ms = exit_ms;
+    o.exit_status = exit_status;
+    o.stdout = StdoutRecord {
+        bytes: 210,
+        lines: 2,
+        messages: 2,
+        ..StdoutRecord::default()
+    };
+    JudgedCase {
+        observation: o,
+        budgets: None,
+        ladder: Some(plan.ladder()),
+        checks: Vec::new(),
+    }
+}
+
+/// The first `upto` planned steps of a case, as if recorded at their planned times.
+fn steps(r: &JudgedCase, upto: usize) -> Vec<StepRecord> {
+    let mut at = 0.0;
+    r.ladder
+        .iter()
+        .flat_map(|l| &l.steps)
+        .take(upto)
+        .map(|st| {
+            let rec = StepRecord {
+                action: st.action,
+                at_ms: at,
+            };
+            at += st.wait_ms as f64;
+            rec
+        })
+        .collect()
+}
+
+pub fn results(spec: &str) -> Vec<JudgedCase> {
+    use Outcome::*;
+    let ok_stdout = || {
+        check(
+            RuleId::StdioStdoutOnlyMcp,
+            Pass,
+            "2 message(s), all valid JSON-RPC",
+            spec,
+        )
+    };
+
+    let mut timer_close = case(
+        "timer",
+        "close",
+        Some(Stage::Sigterm),
+        Some(2004.0),
+        Some(ExitStatus::Signal(SignalName::Term)),
+    );
+    timer_close.steps = steps(&timer_close, 2);
+    timer_close.steps[1].at_ms = 2000.4;
+    timer_close.stderr_tail = "server running on stdio\n".into();
+    timer_close.checks = vec![
+        check(
+            RuleId::StdioExitOnEof,
+            Fail,
+            "did not exit within 1000 ms of stdin closing: SIGTERM ended it, 2004 ms after the session was ended",
+            spec,
+        ),
+        check(RuleId::StdioNoForcedKill, Pass, "ended before SIGKILL (sigterm)", spec),
+        ok_stdout(),
+    ];
+
+    let mut timer_crash = case("timer", "crash", Some(Stage::Survived), None, None);
+    timer_crash.steps = steps(&timer_crash, 1);
+    timer_crash.leftovers = vec![Leftover {
+        pid: 4242,
+        cmdline: "node timer.js".into(),
+        started_by: Some(4200),
+        started_by_cmdline: Some("node client.js".into()),
+    }];
+    timer_crash.diagnostics = Some(Diagnostics {
+        pid: 4242,
+        runtime: Some(Runtime::Node),
+        threads: 7,
+        thread_names: vec!["node (x7)".into()],
+        fds: [("pipe".to_string(), 3), ("timerfd".to_string(), 1)]
+            .into_iter()
+            .collect(),
+        children: Vec::new(),
+        hint: crate::rules::explain::eof_hint(Some(Runtime::Node)).into(),
+    });
+    timer_crash.checks = vec![
+        check(
+            RuleId::StdioExitOnClientDeath,
+            Fail,
+            "orphaned: still running 2000 ms after its client died (reparented away from its client; the harness killed it)",
+            spec,
+        ),
+        check(
+            RuleId::ProcessNoLeakedDescendants,
+            NotApplicable,
+            "the server itself never exited; see the exit rules",
+            spec,
+        ),
+        ok_stdout(),
+    ];
+
+    let mut fixed_close = case(
+        "fixed",
+        "close",
+        Some(Stage::Eof),
+        Some(12.0),
+        Some(ExitStatus::Code(0)),
+    );
+    fixed_close.steps = steps(&fixed_close, 1);
+    fixed_close.checks = vec![
+        check(
+            RuleId::StdioExitOnEof,
+            Pass,
+            "exited 12 ms after stdin closed",
+            spec,
+        ),
+        check(
+            RuleId::StdioNoForcedKill,
+            Pass,
+            "ended before SIGKILL (eof)",
+            spec,
+        ),
+        ok_stdout(),
+    ];
+
+    let mut fixed_crash = case(
+        "fixed",
+        "crash",
+        Some(Stage::Eof),
+        Some(15.0),
+        Some(ExitStatus::Code(0)),
+    );
+    fixed_crash.steps = steps(&fixed_crash, 1);
+    fixed_crash.checks = vec![
+        check(
+            RuleId::StdioExitOnClientDeath,
+            Pass,
+            "exited 15 ms after its client died",
+            spec,
+        ),
+        check(
+            RuleId::ProcessNoLeakedDescendants,
+            Pass,
+            "nothing it started outlived it",
+            spec,
+        ),
+        ok_stdout(),
+    ];
+
+    let why = "no answer to `initialize` within 10000 ms";
+    let mut mute = case("mute", "close", None, None, None);
+    mute.error = Some(CaseError {
+        kind: ErrorKind::HandshakeTimeout,
+        message: why.into(),
+    });
+    mute.stdout = StdoutRecord::default();
+    let nt = format!("Not testable: {why} (handshake-timeout)");
+    mute.checks = [
+        RuleId::StdioExitOnEof,
+        RuleId::StdioNoForcedKill,
+        RuleId::StdioStdoutOnlyMcp,
+    ]
+    .iter()
+    .map(|id| check(*id, NotTestable, &nt, spec))
+    .collect();
+
+    vec![timer_close, timer_crash, fixed_close, fixed_crash, mute]
+}
+
+/// A report of `results`, scored against `spec`, carrying the catalogue's wording.
+pub fn report_for(spec: &str, results: Vec<JudgedCase>) -> Report {
+    let mut r = report_of(results);
+    r.spec = rev(spec);
+    r.rules = Catalogue::bundled().infos(RuleId::ALL.iter().copied(), r.spec);
+    r
+}
+
+/// A bare report of `results` (no rule wording), as a unit test needs one.
+pub fn report_of(results: Vec<JudgedCase>) -> Report {
+    let mut r = Report {
+        schema_version: report::SCHEMA_VERSION,
+        tool: Tool {
+            name: "mcp-shutdown-conformance".into(),
+            version: "0.1.0".into(),
+        },
+        spec: rev(SPEC),
+        budgets: Budgets::default(),
+        host: Host {
+            os: "linux".into(),
+            kernel: "6.8.0".into(),
+            cpus: 4,
+        },
+        servers: Default::default(),
+        rules: Default::default(),
+        summary: Default::default(),
+        results,
+    };
+    r.resummarize();
+    r
+}
+
+pub fn report() -> Report {
+    report_for(SPEC, results(SPEC))
+}
+
+/// Parses `xml` with a real XML parser; returns the root element's name.
+pub fn well_formed(xml: &str) -> Result<String, String> {
+    roxmltree::Document::parse(xml)
+        .map(|d| d.root_element().tag_name().name().to_string())
+        .map_err(|e| e.to_string())
+}
+
+/// The same report with markup-hostile names and messages.
+pub fn hostile() -> Report {
+    let mut rep = report();
+    for r in &mut rep.results {
+        if r.server == "timer" {
+            r.server = "t<i>m&r \"x\" 'y'".into();
+        }
+        for c in &mut r.checks {
+            c.message = format!("{} <b>&amp;</b> \u{1b}[31m]]>", c.message);
+        }
+        r.stderr_tail = "<script>alert(1)</script> & \u{0}".into();
+    }
+    rep
+}
