@@ -56,8 +56,30 @@ pub mod internals {
     pub use crate::config::profiles::Profiles;
     pub use crate::config::scenarios::{all_ids, build as build_scenario, default_ids};
     pub use crate::error::{chain, Error};
-    pub use crate::mcp::wire::{classify, read_stdout, WireEvent, MAX_LINE};
-    pub use crate::os::procfs::{proc_info, with_env, ProcInfo};
+    pub use crate::mcp::wire::{classify, read_stdout, read_stdout_bounded, WireEvent, MAX_LINE};
+    pub use crate::os::procfs::{all_processes, proc_info, with_env, ProcInfo};
     pub use crate::os::signals::signal_pid;
     pub use crate::rules::Catalogue;
+
+    /// A report of `results` (for tests that render what they ran).
+    pub fn report_of(results: Vec<crate::model::JudgedCase>) -> crate::model::Report {
+        let mut r = crate::model::Report {
+            schema_version: crate::model::report::SCHEMA_VERSION,
+            tool: crate::model::Tool::this(),
+            spec: crate::rules::Catalogue::bundled().default_revision,
+            budgets: Default::default(),
+            host: crate::model::Host {
+                os: std::env::consts::OS.into(),
+                kernel: String::new(),
+                cpus: 1,
+                containment: None,
+            },
+            servers: Default::default(),
+            rules: Default::default(),
+            summary: Default::default(),
+            results,
+        };
+        r.resummarize();
+        r
+    }
 }

@@ -120,6 +120,7 @@ pub fn results(spec: &str) -> Vec<JudgedCase> {
     }];
     timer_crash.diagnostics = Some(Diagnostics {
         pid: 4242,
+        state: None,
         runtime: Some(Runtime::Node),
         threads: 7,
         thread_names: vec!["node (x7)".into()],
@@ -235,6 +236,7 @@ pub fn report_of(results: Vec<JudgedCase>) -> Report {
             os: "linux".into(),
             kernel: "6.8.0".into(),
             cpus: 4,
+            containment: None,
         },
         servers: Default::default(),
         rules: Default::default(),

@@ -60,7 +60,7 @@ pub enum Cmd {
     #[command(name = "__case", hide = true)]
     Case,
     #[command(name = "__client", hide = true)]
-    Client { stderr: PathBuf, mode: ClientMode },
+    Client { mode: ClientMode },
 }
 
 fn format_arg(s: &str) -> Result<Format, String> {

@@ -60,6 +60,7 @@ pub fn execute(plan: RunPlan) -> Result<ExitCode, Error> {
         .budgets(plan.overrides);
     let interrupted = on_interrupt(&harness);
     let report = harness.run(&plan.cases);
+    crate::harness::release_cgroups();
     if interrupted.load(Ordering::SeqCst) {
         eprintln!("mcp-shutdown: interrupted; every server and descendant was stopped");
         return Ok(ExitCode::from(exit_codes::INTERRUPTED));

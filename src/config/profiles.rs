@@ -57,7 +57,7 @@ impl Profile {
                     ProfileAction::Sigkill => signal(SignalName::Kill),
                 };
                 let wait_ms = self.waits_from.map_or(s.wait_ms, |b| budgets.get(b));
-                Step { action, wait_ms }
+                Step::new(action, wait_ms)
             })
             .collect()
     }

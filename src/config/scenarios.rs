@@ -3,6 +3,7 @@
 
 use crate::model::{
     Action, Budgets, Driver, Ending, Scenario, ScenarioId, SignalName, Step, Target, UnknownId,
+    UntilIdle,
 };
 
 use super::profiles::Profiles;
@@ -32,10 +33,7 @@ pub fn build(id: &ScenarioId, b: &Budgets, profiles: &Profiles) -> Result<Scenar
             .expect("profiles always have a spec profile (checked when parsed)")
             .ladder(b)
     };
-    let signal = |signal, to, wait_ms| Step {
-        action: Action::Signal { signal, to },
-        wait_ms,
-    };
+    let signal = |signal, to, wait_ms| Step::new(Action::Signal { signal, to }, wait_ms);
     let ending = match id {
         ScenarioId::Profile(p) => {
             let profile = profiles.get(p)?;
@@ -50,10 +48,7 @@ pub fn build(id: &ScenarioId, b: &Budgets, profiles: &Profiles) -> Result<Scenar
         Scenario::new(
             id.clone(),
             Driver::Client,
-            vec![Step {
-                action,
-                wait_ms: b.observe_ms,
-            }],
+            vec![Step::new(action, b.observe_ms)],
         )
     };
     Ok(match ending {
@@ -61,14 +56,18 @@ pub fn build(id: &ScenarioId, b: &Budgets, profiles: &Profiles) -> Result<Scenar
         Ending::Close => Scenario::new(id.clone(), Driver::Direct, spec()),
         Ending::Exit => client(Action::ClientExit),
         Ending::Crash => client(Action::ClientKill),
-        // Started with stdin at EOF: start-up is included, so it has the handshake budget
-        // (at most 5 s, or slow starters that ignore EOF would cost 30 s) plus the prompt
-        // budget to notice.
+        // Started with stdin at EOF: how long it takes to start is not what is judged, so the
+        // first wait counts only the time it sits idle with stdin at EOF (the grace the spec's
+        // ladder gives before SIGTERM), and gives up only after the handshake budget of its
+        // own busy time.
         Ending::StdinNull => {
             let mut steps = spec();
             steps[0] = Step {
                 action: Action::CloseStdin,
-                wait_ms: b.handshake_ms.min(5000) + b.prompt_ms,
+                wait_ms: b.grace_ms,
+                until_idle: Some(UntilIdle {
+                    busy_cap_ms: b.handshake_ms + b.prompt_ms,
+                }),
             };
             Scenario {
                 stdin_null: true,

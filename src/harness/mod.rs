@@ -5,6 +5,7 @@ pub mod locate;
 mod progress;
 pub mod scheduler;
 pub mod setup;
+mod supervise;
 mod tokens;
 
-pub use scheduler::{Case, Harness};
+pub use scheduler::{release_cgroups, Case, Harness};

@@ -2,25 +2,29 @@
 //! longest first, with a bounded number running at once; then judges every result.
 
 use std::collections::{HashMap, VecDeque};
-use std::io::{BufReader, Read};
+use std::path::Path;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::progress::Progress;
-use super::tokens::cpu_tokens;
+use super::supervise::Supervised;
 use crate::config::budgets::{resolve, BudgetOverrides};
 use crate::config::manifest::{Manifest, Setup};
 use crate::config::profiles::Profiles;
 use crate::config::scenarios;
 use crate::model::{
-    Budgets, ErrorKind, ExitStatus, Host, JudgedCase, Observation, Report, Revision, RuleId,
+    Budgets, Containment, ErrorKind, Host, JudgedCase, Observation, Report, Revision, RuleId,
     ScenarioId, ServerInfo, SignalName, Tool,
 };
+use crate::os::containment::Cgroups;
 use crate::os::{mono_ns, ms_between, signals};
 use crate::rules::{self, Catalogue};
-use crate::supervisor::protocol::{recv, send, CaseSpec, FromSupervisor, ToSupervisor};
+use crate::supervisor::protocol::CaseSpec;
+
+/// The default limit on tasks per case: far above any real server, low enough that a fork
+/// storm cannot take the machine down.
+pub const DEFAULT_MAX_PIDS: u64 = 4096;
 
 /// One server × scenario to run.
 #[derive(Clone, Debug)]
@@ -55,6 +59,8 @@ pub struct Harness {
     live: Arc<Mutex<Vec<u32>>>,
     interrupted: Arc<AtomicBool>,
     progress: bool,
+    max_pids: Option<u64>,
+    server_env: std::collections::BTreeMap<String, String>,
 }
 
 impl Harness {
@@ -71,6 +77,8 @@ impl Harness {
             live: Arc::default(),
             interrupted: Arc::default(),
             progress: false,
+            max_pids: Some(DEFAULT_MAX_PIDS),
+            server_env: Default::default(),
         }
     }
 
@@ -88,6 +96,20 @@ impl Harness {
     /// Print a progress line to stderr while cases run (for terminals; default off).
     pub fn progress(mut self, on: bool) -> Self {
         self.progress = on;
+        self
+    }
+
+    /// The most tasks (processes and threads) one case may have, where a pids controller
+    /// exists (default 4096; `None`: no limit). A case that hits it says so in its note.
+    pub fn max_pids(mut self, limit: Option<u64>) -> Self {
+        self.max_pids = limit;
+        self
+    }
+
+    /// A variable added to every server's environment, after the manifest's (default: none;
+    /// tests use one to find every process a case started).
+    pub fn server_env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.server_env.insert(name.into(), value.into());
         self
     }
 
@@ -153,7 +175,10 @@ impl Harness {
             tool: Tool::this(),
             spec: self.revision,
             budgets: self.overrides.apply(Budgets::default()),
-            host: host(),
+            host: Host {
+                containment: Some(containment(self.max_pids)),
+                ..host()
+            },
             servers,
             rules: self.catalogue.infos(judged, self.revision),
             summary: Default::default(),
@@ -241,13 +266,16 @@ impl Harness {
         } else if let Err(msg) = setup {
             Observation::failed(&m.name, &case.scenario, ErrorKind::SetupFailed, msg)
         } else {
+            let mut launch = m.launch.clone();
+            launch.env.extend(self.server_env.clone());
             let spec = CaseSpec {
                 server: m.name.clone(),
-                launch: m.launch.clone(),
+                launch,
                 protocol: m.protocol,
                 scenario: scenario.clone(),
                 budgets,
                 inflight: m.inflight.clone(),
+                cgroup: None,
             };
             self.supervise(&spec, progress)
         };
@@ -271,88 +299,62 @@ impl Harness {
     }
 
     fn supervise_inner(&self, spec: &CaseSpec, progress: &Progress) -> Observation {
-        let fail = |msg: String| {
-            Observation::failed(&spec.server, &spec.scenario.id, ErrorKind::Harness, msg)
+        let n = CASE_COUNTER.fetch_add(1, Ordering::SeqCst);
+        let group = cgroups().case(&format!("case-{n}"), self.max_pids);
+        let mut spec = spec.clone();
+        spec.cgroup = group.membership_dir().map(Path::to_path_buf);
+        let case = Supervised {
+            spec,
+            mark: format!("{}-{n}-{}", signals::own_pid(), mono_ns()),
+            group,
+            progress,
         };
-        let mut cmd = Command::new(&self.helper);
-        cmd.arg("__case")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        // Its own group: a terminal's Ctrl-C reaches the harness, which then stops cases in order.
-        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        let mut child = match cmd.spawn() {
+        let child = match case.spawn(&self.helper) {
             Ok(c) => c,
-            Err(e) => {
-                return fail(format!(
-                    "cannot start the supervisor {}: {e}",
-                    self.helper.display()
-                ))
-            }
+            Err(o) => return *o,
         };
+        let pid = child.id();
         self.live
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push(child.id());
+            .push(pid);
         // An interrupt that came between the caller's check and this registration has already
         // signalled the supervisors it knew of: stop this one too (it cleans up its tree).
         if self.interrupted.load(Ordering::SeqCst) {
-            signals::signal_pid(child.id() as i32, SignalName::Term);
+            signals::signal_pid(pid as i32, SignalName::Term);
         }
-        // The write end stays open until the case is done: it is the supervisor's lifeline.
-        let mut lifeline = child.stdin.take().expect("piped");
-        send(&mut lifeline, spec);
-        let mut stderr = child.stderr.take().expect("piped");
-        let err_reader = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = stderr.read_to_string(&mut s);
-            s
-        });
-        let mut lines = BufReader::new(child.stdout.take().expect("piped"));
-        // The CPU-token protocol (see `supervisor::link`).
-        progress.case_started();
-        let mut token = None;
-        let mut out = None;
-        while let Some(msg) = recv::<FromSupervisor>(&mut lines) {
-            match msg {
-                FromSupervisor::NeedCpu => {
-                    token = Some(cpu_tokens().acquire());
-                    progress.busy(true);
-                    send(&mut lifeline, &ToSupervisor::Go);
-                }
-                FromSupervisor::FreeCpu => {
-                    if token.take().is_some() {
-                        progress.busy(false);
-                    }
-                }
-                FromSupervisor::Result { observation } => out = Some(*observation),
-            }
-        }
-        if token.take().is_some() {
-            progress.busy(false);
-        }
-        progress.case_done();
-        let status = child.wait();
-        drop(lifeline);
+        let mut o = case.run(child);
         self.live
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .retain(|p| *p != child.id());
-        let err = err_reader.join().unwrap_or_default();
-        out.unwrap_or_else(|| {
-            fail(format!(
-                "the case supervisor ended without a result ({}){}",
-                status
-                    .map(|s| ExitStatus::from(s).to_string())
-                    .unwrap_or_else(|e| e.to_string()),
-                if err.trim().is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", err.trim())
-                }
-            ))
-        })
+            .retain(|p| *p != pid);
+        o.limit_hits = case.group.limit_hits();
+        o
     }
+}
+
+/// Numbers the cases of this process (for cgroup names and markers).
+static CASE_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// The cgroups this process may use, probed once. Probing also makes this process a child
+/// subreaper: an orphan of a case whose supervisor died comes back here, not to init, so the
+/// sweep can reap it.
+fn cgroups() -> &'static Cgroups {
+    static GROUPS: OnceLock<Cgroups> = OnceLock::new();
+    GROUPS.get_or_init(|| {
+        let _ = signals::become_subreaper();
+        Cgroups::probe()
+    })
+}
+
+/// How this process contains its cases, for the report.
+pub fn containment(max_pids: Option<u64>) -> Containment {
+    cgroups().describe(max_pids)
+}
+
+/// Removes this process's (empty) cgroup directories; for the end of a command.
+pub fn release_cgroups() {
+    cgroups().remove();
 }
 
 /// The machine this run is on.
@@ -363,6 +365,7 @@ fn host() -> Host {
             .map(|s| s.trim().to_string())
             .unwrap_or_default(),
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        containment: None,
     }
 }
 

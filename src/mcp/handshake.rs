@@ -1,7 +1,7 @@
 //! The handshake that confirms the server is up and serving: `initialize` →
 //! `notifications/initialized` → `ping`, or `ping` alone for a stateless (2026-07-28) server.
 
-use std::io::Write;
+use std::io;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::Duration;
 
@@ -15,10 +15,60 @@ use crate::os::{mono_ns, ms_between};
 /// The protocol revision the harness asks for in `initialize`.
 pub const CLIENT_PROTOCOL_VERSION: &str = "2025-11-25";
 
+/// The handshake's budget. The harness counts only the server's own time (not time its
+/// processes waited for a CPU), so a slow start on a busy machine is not a timeout.
+pub trait Deadline {
+    /// How long to wait before asking again; `None` once the budget is spent.
+    fn next_wait(&mut self) -> Option<Duration>;
+    /// The time counted so far, in milliseconds (for messages).
+    fn counted_ms(&self) -> u64;
+}
+
+/// A budget of wall-clock time from a start (for tests and for callers without a tree to
+/// sample).
+pub struct WallDeadline {
+    start_ns: u64,
+    end_ns: u64,
+}
+
+impl WallDeadline {
+    pub fn new(start_ns: u64, budget: Duration) -> Self {
+        Self {
+            start_ns,
+            end_ns: start_ns + budget.as_nanos() as u64,
+        }
+    }
+}
+
+impl Deadline for WallDeadline {
+    fn next_wait(&mut self) -> Option<Duration> {
+        let left = self.end_ns.saturating_sub(mono_ns());
+        (left > 0).then(|| Duration::from_nanos(left).min(Duration::from_millis(50)))
+    }
+
+    fn counted_ms(&self) -> u64 {
+        ms_between(self.start_ns, mono_ns()) as u64
+    }
+}
+
+/// The server's stdin, as the handshake writes to it.
+pub trait Peer {
+    /// Writes all of `buf`, waiting while the server does not read (its stdin pipe is
+    /// full); gives up with `TimedOut` when the deadline is spent.
+    fn send_all(&mut self, buf: &[u8], deadline: &mut dyn Deadline) -> io::Result<()>;
+}
+
+impl Peer for Vec<u8> {
+    fn send_all(&mut self, buf: &[u8], _: &mut dyn Deadline) -> io::Result<()> {
+        self.extend_from_slice(buf);
+        Ok(())
+    }
+}
+
 /// Why the handshake did not complete. The caller adds what happened to the process.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum HandshakeFailure {
-    #[error("no answer to `{request}` within {waited_ms} ms")]
+    #[error("no answer to `{request}` within {waited_ms} ms of the server's own time")]
     Timeout {
         request: &'static str,
         waited_ms: u64,
@@ -38,40 +88,46 @@ pub enum HandshakeFailure {
 }
 
 fn send(
-    stdin: &mut impl Write,
+    stdin: &mut impl Peer,
     msg: &Value,
     request: &'static str,
+    deadline: &mut dyn Deadline,
 ) -> Result<(), HandshakeFailure> {
     let mut line = serde_json::to_vec(msg).expect("JSON values serialize");
     line.push(b'\n');
     stdin
-        .write_all(&line)
-        .and_then(|_| stdin.flush())
+        .send_all(&line, deadline)
         .map_err(|e| HandshakeFailure::WriteFailed {
             request,
-            error: e.to_string(),
+            error: if e.kind() == io::ErrorKind::TimedOut {
+                format!(
+                    "it stopped reading its stdin ({} bytes could not be written within the handshake budget)",
+                    line.len()
+                )
+            } else {
+                e.to_string()
+            },
         })
 }
 
 /// Waits for the response to request `id`, answering what the server asks meanwhile.
 fn await_response(
-    stdin: &mut impl Write,
+    stdin: &mut impl Peer,
     rx: &Receiver<WireEvent>,
     id: i64,
     request: &'static str,
-    deadline_ns: u64,
-    started_ns: u64,
+    deadline: &mut dyn Deadline,
 ) -> Result<Value, HandshakeFailure> {
     loop {
-        let left = deadline_ns.saturating_sub(mono_ns());
-        let ev = match rx.recv_timeout(Duration::from_nanos(left)) {
+        let Some(wait) = deadline.next_wait() else {
+            return Err(HandshakeFailure::Timeout {
+                request,
+                waited_ms: deadline.counted_ms(),
+            });
+        };
+        let ev = match rx.recv_timeout(wait) {
             Ok(ev) => ev,
-            Err(RecvTimeoutError::Timeout) => {
-                return Err(HandshakeFailure::Timeout {
-                    request,
-                    waited_ms: ms_between(started_ns, mono_ns()) as u64,
-                })
-            }
+            Err(RecvTimeoutError::Timeout) => continue,
             Err(RecvTimeoutError::Disconnected) => {
                 return Err(HandshakeFailure::StdoutClosed { request })
             }
@@ -88,7 +144,7 @@ fn await_response(
                 json!({"jsonrpc": "2.0", "id": msg["id"],
                        "error": {"code": -32601, "message": "not supported by mcp-shutdown-conformance"}})
             };
-            let _ = send(stdin, &reply, request);
+            send(stdin, &reply, request, deadline)?;
             continue;
         }
         if msg.get("id").and_then(Value::as_i64) == Some(id) {
@@ -100,13 +156,12 @@ fn await_response(
 /// Confirms the server is up and serving: `initialize` → `notifications/initialized` →
 /// `ping`, or for a stateless (2026-07-28) server just `ping`. `started_ns` is the launch time.
 pub fn handshake(
-    stdin: &mut impl Write,
+    stdin: &mut impl Peer,
     rx: &Receiver<WireEvent>,
     protocol: Protocol,
-    timeout: Duration,
+    deadline: &mut dyn Deadline,
     started_ns: u64,
 ) -> Result<HandshakeInfo, HandshakeFailure> {
-    let deadline = started_ns + timeout.as_nanos() as u64;
     let mut info = HandshakeInfo {
         mode: HandshakeMode::Initialize,
         protocol_version: None,
@@ -123,8 +178,8 @@ pub fn handshake(
                 "clientInfo": {"name": "mcp-shutdown-conformance", "version": env!("CARGO_PKG_VERSION")}
             }
         });
-        send(stdin, &init, "initialize")?;
-        let resp = await_response(stdin, rx, 1, "initialize", deadline, started_ns)?;
+        send(stdin, &init, "initialize", deadline)?;
+        let resp = await_response(stdin, rx, 1, "initialize", deadline)?;
         if let Some(result) = resp.get("result") {
             info.protocol_version = result
                 .get("protocolVersion")
@@ -142,6 +197,7 @@ pub fn handshake(
                 stdin,
                 &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
                 "notifications/initialized",
+                deadline,
             )?;
         } else if protocol == Protocol::Auto {
             info.mode = HandshakeMode::Stateless;
@@ -158,9 +214,10 @@ pub fn handshake(
         stdin,
         &json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
         "ping",
+        deadline,
     )?;
     // Any answer, result or error, shows the server is serving requests.
-    await_response(stdin, rx, 2, "ping", deadline, started_ns)?;
+    await_response(stdin, rx, 2, "ping", deadline)?;
     info.ms = ms_between(started_ns, mono_ns());
     Ok(info)
 }
@@ -187,7 +244,7 @@ mod tests {
             &mut sink,
             &rx,
             Protocol::Auto,
-            Duration::from_secs(5),
+            &mut WallDeadline::new(mono_ns(), Duration::from_secs(5)),
             mono_ns(),
         )
         .unwrap();
@@ -199,7 +256,7 @@ mod tests {
             &mut Vec::new(),
             &rx,
             Protocol::Auto,
-            Duration::from_millis(20),
+            &mut WallDeadline::new(mono_ns(), Duration::from_millis(20)),
             mono_ns(),
         )
         .unwrap_err();
@@ -227,7 +284,7 @@ mod tests {
             &mut Vec::new(),
             &rx,
             Protocol::Auto,
-            Duration::from_secs(5),
+            &mut WallDeadline::new(mono_ns(), Duration::from_secs(5)),
             mono_ns(),
         )
         .unwrap();

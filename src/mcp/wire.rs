@@ -9,8 +9,10 @@ use serde_json::Value;
 
 use crate::model::{StdoutRecord, Violation, ViolationKind};
 
-/// Longest line kept in memory; longer lines are counted, reported and discarded.
-pub const MAX_LINE: usize = 1 << 20;
+/// Longest line kept in memory (64 MiB): any valid message up to it is accepted (a
+/// `tools/list` with large schemas, a resource with embedded content); a longer line is
+/// counted, reported with its size, and discarded as it arrives.
+pub const MAX_LINE: usize = 64 << 20;
 /// How much of an offending line a report quotes.
 const EXCERPT: usize = 80;
 
@@ -55,20 +57,39 @@ pub(crate) fn is_request(v: &Value) -> bool {
     v.get("method").is_some() && v.get("id").is_some_and(|id| !id.is_null())
 }
 
-/// Reads `stdout` to its end, recording every line in `record` and forwarding valid messages
-/// to `tx` for as long as someone listens. Memory is bounded by [`MAX_LINE`] whatever the
-/// server writes; the thread ends only when the pipe closes.
-pub fn read_stdout(mut stdout: impl Read, record: Arc<Mutex<StdoutRecord>>, tx: Sender<WireEvent>) {
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut line: Vec<u8> = Vec::new();
-    let mut too_long = false;
-    let mut listening = true;
-    let finish = |line: &[u8], too_long: bool, listening: &mut bool, rec: &mut StdoutRecord| {
+/// Splits a byte stream into lines and judges each, with at most `max` bytes of a line in
+/// memory.
+struct Lines {
+    max: usize,
+    /// The current line (only its first bytes once it is too long).
+    line: Vec<u8>,
+    /// Bytes of the current line so far, kept or not.
+    len: u64,
+    too_long: bool,
+    tx: Sender<WireEvent>,
+    listening: bool,
+}
+
+impl Lines {
+    fn violation(&self, rec: &mut StdoutRecord, kind: ViolationKind) {
+        rec.violations += 1;
+        if rec.first_violation.is_none() {
+            rec.first_violation = Some(Violation {
+                line: rec.lines,
+                kind,
+                excerpt: excerpt(&self.line),
+                size: Some(self.len),
+            });
+        }
+    }
+
+    /// Judges the line that just ended with a newline.
+    fn end_line(&mut self, rec: &mut StdoutRecord) {
         rec.lines += 1;
-        let verdict = if too_long {
+        let verdict = if self.too_long {
             Err(ViolationKind::TooLong)
         } else {
-            classify(line)
+            classify(&self.line)
         };
         match verdict {
             Ok(v) => {
@@ -76,24 +97,89 @@ pub fn read_stdout(mut stdout: impl Read, record: Arc<Mutex<StdoutRecord>>, tx: 
                 if is_request(&v) {
                     rec.server_requests += 1;
                     if rec.first_server_request.is_none() {
-                        rec.first_server_request = Some(excerpt(line));
+                        rec.first_server_request = Some(excerpt(&self.line));
                     }
                 }
-                if *listening && tx.send(WireEvent::Message(v)).is_err() {
-                    *listening = false;
+                if self.listening && self.tx.send(WireEvent::Message(v)).is_err() {
+                    self.listening = false;
                 }
             }
-            Err(kind) => {
-                rec.violations += 1;
-                if rec.first_violation.is_none() {
-                    rec.first_violation = Some(Violation {
-                        line: rec.lines,
-                        kind,
-                        excerpt: excerpt(line),
-                    });
-                }
-            }
+            Err(kind) => self.violation(rec, kind),
         }
+        self.line.clear();
+        // A huge line must not keep its memory after it is judged.
+        self.line.shrink_to(64 * 1024);
+        self.len = 0;
+        self.too_long = false;
+    }
+
+    /// Adds bytes of the current line (no newline among them).
+    fn extend(&mut self, part: &[u8]) {
+        self.len += part.len() as u64;
+        if self.too_long {
+            return;
+        }
+        if self.line.len() + part.len() <= self.max {
+            self.line.extend_from_slice(part);
+            return;
+        }
+        // Too long: keep the start for the excerpt, drop the rest until the next newline
+        // (never growing the buffer past the bound to find out).
+        let room = (EXCERPT + 1)
+            .saturating_sub(self.line.len())
+            .min(part.len());
+        self.line.extend_from_slice(&part[..room]);
+        self.line.truncate(EXCERPT + 1);
+        self.too_long = true;
+    }
+
+    fn feed(&mut self, mut chunk: &[u8], rec: &mut StdoutRecord) {
+        while let Some(pos) = chunk.iter().position(|&b| b == b'\n') {
+            self.extend(&chunk[..pos]);
+            self.end_line(rec);
+            chunk = &chunk[pos + 1..];
+        }
+        self.extend(chunk);
+    }
+
+    /// At end of input: bytes after the last newline are a violation.
+    fn finish(self, rec: &mut StdoutRecord) {
+        if self.len > 0 {
+            rec.lines += 1;
+            let kind = if self.too_long {
+                ViolationKind::TooLong
+            } else {
+                ViolationKind::Unterminated
+            };
+            self.violation(rec, kind);
+        }
+        rec.closed = true;
+        let _ = self.tx.send(WireEvent::Eof);
+    }
+}
+
+/// Reads `stdout` to its end, recording every line in `record` and forwarding valid messages
+/// to `tx` for as long as someone listens. Memory is bounded by [`MAX_LINE`] whatever the
+/// server writes; the thread ends only when the pipe closes.
+pub fn read_stdout(stdout: impl Read, record: Arc<Mutex<StdoutRecord>>, tx: Sender<WireEvent>) {
+    read_stdout_bounded(stdout, record, tx, MAX_LINE)
+}
+
+/// [`read_stdout`] with another line bound (tests use small ones).
+pub fn read_stdout_bounded(
+    mut stdout: impl Read,
+    record: Arc<Mutex<StdoutRecord>>,
+    tx: Sender<WireEvent>,
+    max: usize,
+) {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut lines = Lines {
+        max,
+        line: Vec::new(),
+        len: 0,
+        too_long: false,
+        tx,
+        listening: true,
     };
     loop {
         let n = match stdout.read(&mut buf) {
@@ -104,49 +190,10 @@ pub fn read_stdout(mut stdout: impl Read, record: Arc<Mutex<StdoutRecord>>, tx: 
         };
         let mut rec = record.lock().unwrap_or_else(|p| p.into_inner());
         rec.bytes += n as u64;
-        let mut chunk = &buf[..n];
-        while let Some(pos) = chunk.iter().position(|&b| b == b'\n') {
-            if !too_long {
-                line.extend_from_slice(&chunk[..pos]);
-            }
-            finish(
-                &line,
-                too_long || line.len() > MAX_LINE,
-                &mut listening,
-                &mut rec,
-            );
-            line.clear();
-            too_long = false;
-            chunk = &chunk[pos + 1..];
-        }
-        if !too_long {
-            line.extend_from_slice(chunk);
-            if line.len() > MAX_LINE {
-                // Keep the start for the excerpt, drop the rest until the next newline.
-                line.truncate(EXCERPT + 1);
-                too_long = true;
-            }
-        }
+        lines.feed(&buf[..n], &mut rec);
     }
     let mut rec = record.lock().unwrap_or_else(|p| p.into_inner());
-    if !line.is_empty() || too_long {
-        rec.lines += 1;
-        rec.violations += 1;
-        if rec.first_violation.is_none() {
-            rec.first_violation = Some(Violation {
-                line: rec.lines,
-                kind: if too_long {
-                    ViolationKind::TooLong
-                } else {
-                    ViolationKind::Unterminated
-                },
-                excerpt: excerpt(&line),
-            });
-        }
-    }
-    rec.closed = true;
-    drop(rec);
-    let _ = tx.send(WireEvent::Eof);
+    lines.finish(&mut rec);
 }
 
 #[cfg(test)]
@@ -190,23 +237,42 @@ mod tests {
         assert_eq!(evs.len(), 3); // two messages and EOF
     }
 
+    fn read_bounded(input: &[u8], max: usize) -> StdoutRecord {
+        let rec = Arc::new(Mutex::new(StdoutRecord::default()));
+        let (tx, _rx) = channel();
+        read_stdout_bounded(input, rec.clone(), tx, max);
+        let r = rec.lock().unwrap().clone();
+        r
+    }
+
     #[test]
-    fn gigantic_line_without_newline_is_bounded() {
-        let input = vec![b'x'; 3 * MAX_LINE];
-        let (r, _) = read_all(&input);
-        assert_eq!(r.bytes, 3 * MAX_LINE as u64);
+    fn gigantic_line_without_newline_is_bounded_and_sized() {
+        let input = vec![b'x'; 3000];
+        let r = read_bounded(&input, 1000);
+        assert_eq!(r.bytes, 3000);
         let v = r.first_violation.unwrap();
-        assert_eq!(v.kind, ViolationKind::TooLong);
+        assert_eq!((v.kind, v.size), (ViolationKind::TooLong, Some(3000)));
         assert!(v.excerpt.len() <= EXCERPT + 4);
     }
 
     #[test]
     fn long_line_then_valid_message() {
-        let mut input = vec![b'y'; MAX_LINE + 10];
+        let mut input = vec![b'y'; 1010];
         input.extend_from_slice(b"\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
-        let (r, _) = read_all(&input);
+        let r = read_bounded(&input, 1000);
         assert_eq!((r.lines, r.messages, r.violations), (2, 1, 1));
         assert_eq!(r.first_violation.unwrap().kind, ViolationKind::TooLong);
+    }
+
+    /// A valid message of several megabytes is a message, well inside the real bound.
+    #[test]
+    fn a_three_megabyte_answer_is_a_message() {
+        let big = "a".repeat(3 << 20);
+        let line =
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"instructions\":\"{big}\"}}}}\n");
+        let (r, evs) = read_all(line.as_bytes());
+        assert_eq!((r.messages, r.violations), (1, 0));
+        assert!(matches!(evs[0], WireEvent::Message(_)));
     }
 
     #[test]

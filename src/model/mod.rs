@@ -12,10 +12,13 @@ pub mod verdict;
 pub use budgets::Budgets;
 pub use ids::{BudgetName, Ending, ProfileId, Revision, RuleId, Runtime, ScenarioId, UnknownId};
 pub use observation::{
-    CaseError, Diagnostics, ErrorKind, HandshakeInfo, HandshakeMode, Leftover, Observation,
-    StdoutRecord, StepRecord, Violation, ViolationKind,
+    group_leftovers, CaseError, Diagnostics, ErrorKind, HandshakeInfo, HandshakeMode, Leftover,
+    LeftoverGroup, Observation, ProcState, StdoutRecord, StepRecord, Violation, ViolationKind,
+    MAX_LEFTOVERS,
 };
-pub use report::{Host, JudgedCase, Quote, Report, RuleInfo, ServerInfo, Summary, Tool};
-pub use scenario::{stage_after, Action, Driver, Ladder, Scenario, Stage, Step, Target};
+pub use report::{
+    Containment, Host, JudgedCase, Membership, Quote, Report, RuleInfo, ServerInfo, Summary, Tool,
+};
+pub use scenario::{stage_after, Action, Driver, Ladder, Scenario, Stage, Step, Target, UntilIdle};
 pub use signal::{ExitStatus, SignalName};
 pub use verdict::{Basis, Check, Level, Outcome, SpecReference, Status};

@@ -74,6 +74,79 @@ pub struct Leftover {
     pub started_by_cmdline: Option<String>,
 }
 
+/// Leftovers with the same command line and parent, as reports list them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeftoverGroup {
+    pub cmdline: String,
+    pub started_by_cmdline: Option<String>,
+    pub started_by: Option<i32>,
+    pub pids: Vec<i32>,
+}
+
+/// Groups leftovers by command line and parent, in order of first appearance: three hundred
+/// forked workers are one line of a report, not three hundred.
+pub fn group_leftovers(list: &[Leftover]) -> Vec<LeftoverGroup> {
+    let mut groups: Vec<LeftoverGroup> = Vec::new();
+    for l in list {
+        match groups
+            .iter_mut()
+            .find(|g| g.cmdline == l.cmdline && g.started_by_cmdline == l.started_by_cmdline)
+        {
+            Some(g) => g.pids.push(l.pid),
+            None => groups.push(LeftoverGroup {
+                cmdline: l.cmdline.clone(),
+                started_by_cmdline: l.started_by_cmdline.clone(),
+                started_by: l.started_by,
+                pids: vec![l.pid],
+            }),
+        }
+    }
+    groups
+}
+
+/// How many pids a group names before "and N more".
+const PIDS_SHOWN: usize = 3;
+
+/// `pid 4242 `sleep 600` (started by `x`)`, or, for a group,
+/// `300 × `sleep 600` (pids 1, 2, 3 and 297 more; started by `x`)`: bounded however many.
+impl std::fmt::Display for LeftoverGroup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let by = self.started_by_cmdline.as_deref().unwrap_or("?");
+        if let [pid] = self.pids.as_slice() {
+            return write!(f, "pid {pid} `{}` (started by `{by}`)", self.cmdline);
+        }
+        write!(
+            f,
+            "{} × `{}` ({}; started by `{by}`)",
+            self.pids.len(),
+            self.cmdline,
+            self.pid_list()
+        )
+    }
+}
+
+impl LeftoverGroup {
+    /// `pid 4242`, or `pids 1, 2, 3 and 297 more`.
+    pub fn pid_list(&self) -> String {
+        let shown: Vec<String> = self
+            .pids
+            .iter()
+            .take(PIDS_SHOWN)
+            .map(|p| p.to_string())
+            .collect();
+        let more = self.pids.len().saturating_sub(PIDS_SHOWN);
+        let word = if self.pids.len() == 1 { "pid" } else { "pids" };
+        if more > 0 {
+            format!("{word} {} and {more} more", shown.join(", "))
+        } else {
+            format!("{word} {}", shown.join(", "))
+        }
+    }
+}
+
+/// The most leftovers a report lists one by one; beyond it they are only counted.
+pub const MAX_LEFTOVERS: usize = 1000;
+
 /// What is wrong with one line the server wrote to stdout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -86,7 +159,7 @@ pub enum ViolationKind {
     NotJson,
     /// JSON, but not a JSON-RPC 2.0 message.
     NotJsonRpc,
-    /// Longer than the reader's line bound.
+    /// Longer than the reader's line bound (64 MiB).
     TooLong,
     /// Bytes after the last newline when stdout closed.
     Unterminated,
@@ -113,6 +186,9 @@ pub struct Violation {
     pub kind: ViolationKind,
     /// The first bytes of the line, escaped (`\xff`, `\n`).
     pub excerpt: String,
+    /// The line's length in bytes (reports before it was recorded: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
 }
 
 /// What the server wrote to stdout over the whole session.
@@ -153,10 +229,46 @@ pub struct HandshakeInfo {
     pub ms: f64,
 }
 
+/// A process's scheduling state (`/proc/<pid>/stat`), as far as a diagnosis needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProcState {
+    Running,
+    Sleeping,
+    /// Uninterruptible sleep (`D`): waiting on disk or a kernel lock; signals wait too.
+    DiskSleep,
+    /// Stopped by SIGSTOP or SIGTSTP (`T`): it cannot run until continued.
+    Stopped,
+    /// Stopped by a tracer (`t`).
+    Traced,
+    /// Exited but not reaped (`Z`).
+    Zombie,
+    Idle,
+    Other,
+}
+
+impl ProcState {
+    pub fn from_letter(c: char) -> Self {
+        match c {
+            'R' => ProcState::Running,
+            'S' => ProcState::Sleeping,
+            'D' => ProcState::DiskSleep,
+            'T' => ProcState::Stopped,
+            't' => ProcState::Traced,
+            'Z' | 'X' => ProcState::Zombie,
+            'I' => ProcState::Idle,
+            _ => ProcState::Other,
+        }
+    }
+}
+
 /// What keeps a process alive, read from `/proc` at the moment it should have exited.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Diagnostics {
     pub pid: i32,
+    /// Its state when it was read (reports before it was recorded: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<ProcState>,
     /// The runtime recognised from the executable: node, python, jvm, or null.
     pub runtime: Option<Runtime>,
     pub threads: usize,
@@ -188,8 +300,12 @@ pub struct Observation {
     pub stdout: StdoutRecord,
     /// The last few KiB the server wrote to stderr.
     pub stderr_tail: String,
-    /// Descendants still running after the server's end (killed by the harness afterwards).
+    /// Descendants still running after the server's end (killed by the harness afterwards),
+    /// at most [`MAX_LEFTOVERS`] of them.
     pub leftovers: Vec<Leftover>,
+    /// Leftovers beyond [`MAX_LEFTOVERS`], counted but not listed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub leftovers_omitted: u64,
     /// What held the server when it should have exited (read from `/proc` before escalating).
     #[serde(default)]
     pub diagnostics: Option<Diagnostics>,
@@ -213,6 +329,16 @@ pub struct Observation {
     /// What this ending costs the user, when the numbers alone do not say it.
     #[serde(default)]
     pub note: Option<String>,
+    /// Bytes the server wrote to stderr (of which `stderr_tail` keeps the last few KiB).
+    #[serde(default)]
+    pub stderr_bytes: u64,
+    /// Forks the per-case process limit refused (a fork storm).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub limit_hits: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Observation {
@@ -230,6 +356,7 @@ impl Observation {
             stdout: StdoutRecord::default(),
             stderr_tail: String::new(),
             leftovers: Vec::new(),
+            leftovers_omitted: 0,
             diagnostics: None,
             inflight_answered: None,
             runqueue_ms: None,
@@ -237,6 +364,8 @@ impl Observation {
             exit_ns: None,
             wall_ms: 0.0,
             note: None,
+            stderr_bytes: 0,
+            limit_hits: 0,
         }
     }
 
@@ -246,6 +375,11 @@ impl Observation {
             error: Some(CaseError { kind, message }),
             ..Self::empty(server, scenario)
         }
+    }
+
+    /// Every process left behind, listed or not.
+    pub fn leftover_count(&self) -> u64 {
+        self.leftovers.len() as u64 + self.leftovers_omitted
     }
 
     /// The part of the exit latency the server itself took: the wall latency minus the time

@@ -36,6 +36,30 @@ pub struct Host {
     pub os: String,
     pub kernel: String,
     pub cpus: usize,
+    /// How the run kept every process of a case together (reports before it was recorded:
+    /// none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub containment: Option<Containment>,
+}
+
+/// What holds a case's processes together, so that none escapes the final kill.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Membership {
+    /// A cgroup v2 per case: membership no process can leave; `cgroup.kill`.
+    CgroupV2,
+    /// A cgroup of the v1 freezer controller per case: freeze, kill, thaw.
+    CgroupV1,
+    /// No cgroup could be made: the harness and every supervisor are subreapers, and every
+    /// process of a case carries an environment marker.
+    Subreaper,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Containment {
+    pub membership: Membership,
+    /// The limit on tasks (processes and threads) per case, where a pids controller exists.
+    pub pids_max: Option<u64>,
 }
 
 /// Counts of check statuses, and of cases that could not run.

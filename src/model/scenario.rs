@@ -46,11 +46,34 @@ impl Action {
     }
 }
 
-/// An action and how long to wait for the server to exit before the next one.
+/// An action and how long to wait for the server to exit before the next one. A wait counts
+/// only the server's own time (not time its processes spent queued for a CPU).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Step {
     pub action: Action,
     pub wait_ms: u64,
+    /// Counts only time the server sits idle instead (for a server started with stdin at
+    /// EOF: how long it starts up is not what is judged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_idle: Option<UntilIdle>,
+}
+
+impl Step {
+    pub fn new(action: Action, wait_ms: u64) -> Self {
+        Self {
+            action,
+            wait_ms,
+            until_idle: None,
+        }
+    }
+}
+
+/// A wait that ends once the server has been idle for `wait_ms` in all, or has been busy for
+/// `busy_cap_ms` of its own time (it never settles: a busy loop, or a start-up longer than
+/// the handshake budget).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UntilIdle {
+    pub busy_cap_ms: u64,
 }
 
 /// Who is the server's parent.
@@ -142,9 +165,16 @@ impl Scenario {
         }
     }
 
-    /// The longest this scenario can take after the handshake, for scheduling and deadlines.
+    /// The longest this scenario's waits can take in the server's own time, for scheduling
+    /// and deadlines.
     pub fn max_wait_ms(&self) -> u64 {
-        self.steps.iter().map(|s| s.wait_ms).sum()
+        self.steps
+            .iter()
+            .map(|s| {
+                s.until_idle
+                    .map_or(s.wait_ms, |u| u.busy_cap_ms.max(s.wait_ms))
+            })
+            .sum()
     }
 
     /// Does the ending start with end-of-file on the server's stdin?

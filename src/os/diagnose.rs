@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fs;
 
 use super::procfs::live_children;
-use crate::model::{Diagnostics, Runtime};
+use crate::model::{Diagnostics, ProcState, Runtime};
 
 fn fd_kind(target: &str) -> &'static str {
     if target.starts_with("pipe:") {
@@ -83,6 +83,7 @@ pub fn diagnose(pid: i32) -> Diagnostics {
     }
     Diagnostics {
         pid,
+        state: super::procfs::proc_info(pid).map(|p| ProcState::from_letter(p.state)),
         runtime: runtime_of(&exe),
         threads: names.len(),
         thread_names: counted(names),

@@ -6,7 +6,9 @@
 //! `docs/ARCHITECTURE.md` says what another platform would put behind the same functions.
 
 pub mod clock;
+pub mod containment;
 pub mod diagnose;
+pub mod fdio;
 pub mod pidfd;
 pub mod procfs;
 pub mod sched;

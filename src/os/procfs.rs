@@ -141,11 +141,30 @@ fn children_of(pid: i32, tids: &[i32]) -> Vec<i32> {
         .collect()
 }
 
+/// Is this thread running, runnable or in uninterruptible sleep (`stat` state R or D)?
+fn task_busy(pid: i32, tid: i32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat"))
+        .ok()
+        .and_then(|s| s.get(s.rfind(')')? + 2..)?.chars().next())
+        .is_some_and(|c| c == 'R' || c == 'D')
+}
+
 /// CPU time and run-queue wait of one thread, nanoseconds (`schedstat`'s first two fields).
 fn task_schedstat(pid: i32, tid: i32) -> Option<(u64, u64)> {
     let s = fs::read_to_string(format!("/proc/{pid}/task/{tid}/schedstat")).ok()?;
     let mut f = s.split_whitespace();
     Some((f.next()?.parse().ok()?, f.next()?.parse().ok()?))
+}
+
+/// One reading of a process tree.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TreeReading {
+    /// CPU time of every thread the tree ever had, nanoseconds.
+    pub cpu_ns: u64,
+    /// Time those threads spent runnable but waiting for a CPU, nanoseconds.
+    pub queued_ns: u64,
+    /// A thread is running, runnable, or in uninterruptible (disk) sleep right now.
+    pub busy: bool,
 }
 
 /// CPU time and run-queue wait of a process tree, summed over every thread the tree ever
@@ -166,10 +185,11 @@ impl TreeSampler {
         }
     }
 
-    /// Cumulative (CPU, run-queue) nanoseconds of the tree so far.
-    pub fn sample(&mut self) -> (u64, u64) {
+    /// The tree as it is now.
+    pub fn sample(&mut self) -> TreeReading {
         let mut pending = vec![self.root];
         let mut seen: Vec<i32> = Vec::new();
+        let mut busy = false;
         while let Some(p) = pending.pop() {
             if seen.contains(&p) {
                 continue;
@@ -180,12 +200,19 @@ impl TreeSampler {
                 if let Some(v) = task_schedstat(p, t) {
                     self.last.insert(t, v);
                 }
+                busy = busy || task_busy(p, t);
             }
             pending.extend(children_of(p, &tids));
         }
-        self.last
+        let (cpu_ns, queued_ns) = self
+            .last
             .values()
-            .fold((0, 0), |(c, q), (tc, tq)| (c + tc, q + tq))
+            .fold((0, 0), |(c, q), (tc, tq)| (c + tc, q + tq));
+        TreeReading {
+            cpu_ns,
+            queued_ns,
+            busy,
+        }
     }
 }
 
@@ -215,7 +242,7 @@ mod tests {
         let d = descendants(c.id() as i32);
         assert!(d.iter().any(|p| p.cmdline.starts_with("sleep")), "{d:?}");
         let mut sampler = TreeSampler::new(c.id() as i32);
-        assert!(sampler.sample().0 > 0, "the tree has used some CPU");
+        assert!(sampler.sample().cpu_ns > 0, "the tree has used some CPU");
         for p in &d {
             signal_pid(p.pid, SignalName::Kill);
         }

@@ -1,6 +1,8 @@
 //! Ending a case's whole tree: everything below the supervisor and everything that carries
 //! its case marker.
 
+use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
@@ -12,6 +14,15 @@ use crate::model::SignalName;
 /// The environment variable that marks every process of one case: set by the supervisor on
 /// itself before it starts anything, so every process of the case inherits it.
 pub const CASE_MARK: &str = "MCP_SHUTDOWN_CASE";
+
+/// The cgroup of this supervisor's case, when the harness made one: its other members are
+/// killed with the rest.
+static CASE_CGROUP: OnceLock<PathBuf> = OnceLock::new();
+
+/// Tells the kill loop about the case's cgroup (once, before any child exists).
+pub fn set_case_cgroup(dir: PathBuf) {
+    let _ = CASE_CGROUP.set(dir);
+}
 
 /// The processes of one case: those carrying its `CASE_MARK`.
 pub fn marked(mark: &str) -> Vec<ProcInfo> {
@@ -38,6 +49,14 @@ pub fn kill_all_descendants() -> Vec<ProcInfo> {
             for p in marked(m) {
                 if !live.iter().any(|l| l.pid == p.pid) {
                     live.push(p);
+                }
+            }
+        }
+        if let Some(dir) = CASE_CGROUP.get() {
+            // Killed at once: membership is authoritative, whatever their parent or marker.
+            for pid in super::containment::kill_others(dir) {
+                if !killed.iter().any(|k| k.pid == pid) {
+                    killed.extend(super::procfs::proc_info(pid));
                 }
             }
         }

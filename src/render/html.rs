@@ -10,7 +10,7 @@ use askama::Template;
 use super::present::{
     action_label, actual, axes, cells, held_by, index_of, left_behind, ms, outcome, visible,
 };
-use crate::model::{Budgets, JudgedCase, Report, Status, Summary};
+use crate::model::{group_leftovers, Budgets, JudgedCase, Report, Status, Summary};
 
 fn class(s: Status) -> &'static str {
     match s {
@@ -60,6 +60,7 @@ struct CaseView {
     held: Option<(String, String)>,
     checks: Vec<CheckView>,
     leftovers: Vec<LeftoverView>,
+    omitted: u64,
     stdout: String,
     stderr: String,
     stderr_len: usize,
@@ -82,7 +83,8 @@ struct Link {
 }
 
 struct LeftoverView {
-    pid: i32,
+    count: usize,
+    pids: String,
     cmdline: String,
     parent: Option<i32>,
     parent_cmdline: Option<String>,
@@ -156,16 +158,17 @@ fn case_view(report: &Report, index: usize, r: &JudgedCase) -> CaseView {
             .zip(r.diagnostics.as_ref())
             .map(|(h, d)| (visible(&h), visible(&d.hint))),
         checks: r.checks.iter().map(|c| check_view(report, c)).collect(),
-        leftovers: r
-            .leftovers
+        leftovers: group_leftovers(&r.leftovers)
             .iter()
-            .map(|l| LeftoverView {
-                pid: l.pid,
-                cmdline: visible(&l.cmdline),
-                parent: l.started_by,
-                parent_cmdline: l.started_by_cmdline.as_deref().map(visible),
+            .map(|g| LeftoverView {
+                count: g.pids.len(),
+                pids: g.pid_list(),
+                cmdline: visible(&g.cmdline),
+                parent: g.started_by,
+                parent_cmdline: g.started_by_cmdline.as_deref().map(visible),
             })
             .collect(),
+        omitted: r.leftovers_omitted,
         stdout: visible(&stdout_line(r)),
         stderr: visible(&r.stderr_tail),
         stderr_len: r.stderr_tail.len(),

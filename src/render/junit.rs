@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
 
-use super::present::{actual, axes, held_by, leftover, ms};
+use super::present::{actual, axes, held_by, leftovers, ms};
 use crate::model::{Check, JudgedCase, Report, Status};
 
 /// Renders the report as JUnit XML.
@@ -149,8 +149,8 @@ fn failure_body(report: &Report, r: &JudgedCase, c: &Check) -> String {
             let _ = writeln!(b, "Hint: {}", d.hint);
         }
     }
-    for l in &r.leftovers {
-        let _ = writeln!(b, "Leftover: {}", leftover(l));
+    for line in leftovers(r) {
+        let _ = writeln!(b, "Leftover: {line}");
     }
     b
 }

@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::{Action, JudgedCase, Leftover, Report, ScenarioId, Status, Target};
+use crate::model::{
+    group_leftovers, Action, JudgedCase, ProcState, Report, ScenarioId, Status, Target,
+};
 
 /// Milliseconds as shown to people: whole numbers.
 pub fn ms(v: f64) -> String {
@@ -22,10 +24,9 @@ pub fn outcome(r: &JudgedCase) -> String {
 
 /// " · N left behind" when the case left processes behind.
 pub fn left_behind(r: &JudgedCase) -> String {
-    if r.leftovers.is_empty() {
-        String::new()
-    } else {
-        format!(" · {} left behind", r.leftovers.len())
+    match r.leftover_count() {
+        0 => String::new(),
+        n => format!(" · {n} left behind"),
     }
 }
 
@@ -95,6 +96,16 @@ pub fn actual(r: &JudgedCase) -> String {
 pub fn held_by(r: &JudgedCase) -> Option<String> {
     let d = r.diagnostics.as_ref()?;
     let mut parts = vec![format!("pid {}", d.pid)];
+    if let Some(state) = d
+        .state
+        .filter(|s| !matches!(s, ProcState::Running | ProcState::Sleeping))
+    {
+        let name = serde_json::to_value(state)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        parts.push(format!("state {name}"));
+    }
     if let Some(rt) = &d.runtime {
         parts.push(format!("runtime {rt}"));
     }
@@ -115,14 +126,26 @@ pub fn held_by(r: &JudgedCase) -> Option<String> {
     Some(parts.join("; "))
 }
 
-/// One leftover process in words.
-pub fn leftover(l: &Leftover) -> String {
-    format!(
-        "pid {} `{}` (started by {}) was still running; the harness killed it",
-        l.pid,
-        l.cmdline,
-        l.started_by_cmdline.as_deref().unwrap_or("?")
-    )
+/// What a case left behind, a line per group of processes with the same command line and
+/// parent (bounded however many there were).
+pub fn leftovers(r: &JudgedCase) -> Vec<String> {
+    let mut lines: Vec<String> = group_leftovers(&r.leftovers)
+        .iter()
+        .map(|g| {
+            if g.pids.len() == 1 {
+                format!("{g} was still running; the harness killed it")
+            } else {
+                format!("{g} were still running; the harness killed them")
+            }
+        })
+        .collect();
+    if r.leftovers_omitted > 0 {
+        lines.push(format!(
+            "{} more were still running (not listed); the harness killed them",
+            r.leftovers_omitted
+        ));
+    }
+    lines
 }
 
 /// Servers in report order, and scenarios in the suite's order (endings in their order, then

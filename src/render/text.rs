@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::present::{axes, cells, held_by, leftover, mark, outcome};
+use super::present::{axes, cells, held_by, leftovers, mark, outcome};
 use crate::model::{Outcome, Report, ScenarioId};
 
 /// Renders the report as the terminal matrix.
@@ -74,8 +74,8 @@ fn findings(report: &Report, out: &mut String) {
         if let Some(n) = &r.note {
             let _ = writeln!(out, "NOTE     {} {}: {n}", r.server, r.scenario);
         }
-        for l in &r.leftovers {
-            let _ = writeln!(out, "LEFTOVER {} {}: {}", r.server, r.scenario, leftover(l));
+        for line in leftovers(r) {
+            let _ = writeln!(out, "LEFTOVER {} {}: {line}", r.server, r.scenario);
         }
     }
 }

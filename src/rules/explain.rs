@@ -2,7 +2,7 @@
 //! what held a server. Kept apart from the judge so that changing a sentence never changes a
 //! decision.
 
-use crate::model::{Diagnostics, Runtime, SignalName, Stage};
+use crate::model::{Diagnostics, ProcState, Runtime, SignalName, Stage};
 
 use super::judge::{End, Finding, Trigger};
 
@@ -99,23 +99,17 @@ pub fn message(f: &Finding) -> String {
         Finding::ServerNeverExited => "the server itself never exited; see the exit rules".into(),
         Finding::NothingLeft => "nothing it started outlived it".into(),
         Finding::Leaked {
-            leftovers,
+            groups,
+            count,
             prompt_ms,
         } => {
-            let list: Vec<String> = leftovers
-                .iter()
-                .map(|l| {
-                    format!(
-                        "pid {} `{}` (started by `{}`)",
-                        l.pid,
-                        l.cmdline,
-                        l.started_by_cmdline.as_deref().unwrap_or("?")
-                    )
-                })
-                .collect();
+            let listed: usize = groups.iter().map(|g| g.pids.len()).sum();
+            let mut list: Vec<String> = groups.iter().map(|g| g.to_string()).collect();
+            if *count > listed as u64 {
+                list.push(format!("{} more not listed", *count - listed as u64));
+            }
             format!(
-                "{} process(es) it started still ran {prompt_ms} ms after it exited: {}",
-                list.len(),
+                "{count} process(es) it started still ran {prompt_ms} ms after it exited: {}",
                 list.join("; ")
             )
         }
@@ -172,8 +166,23 @@ pub fn signal_hint(runtime: Option<Runtime>, signal: SignalName) -> String {
     format!("It ignored {signal}; usually {how}. Exit from the handler (after brief cleanup).")
 }
 
-/// The hint for diagnostics taken after `signal` (or after end-of-file when `None`).
+/// What a process's state alone explains, before any runtime's habits.
+fn state_hint(state: ProcState) -> Option<&'static str> {
+    match state {
+        ProcState::Stopped => Some("It is stopped (state T: SIGSTOP or SIGTSTP): it cannot run, so it can neither notice end-of-file nor act on SIGTERM until it is continued (SIGCONT); only SIGKILL ends it. Something stopped it (the server itself, a debugger, a shell's job control)."),
+        ProcState::Traced => Some("It is stopped by a tracer (state t: a debugger or strace holds it): it cannot run until the tracer lets it go; only SIGKILL ends it."),
+        ProcState::DiskSleep => Some("It is in uninterruptible sleep (state D: waiting on a disk, a network file system or a kernel lock): signals are held until the wait ends."),
+        ProcState::Zombie => Some("It has exited but was not reaped yet (state Z): it is dead, only its parent has not collected it."),
+        _ => None,
+    }
+}
+
+/// The hint for diagnostics taken after `signal` (or after end-of-file when `None`): the
+/// process's state first, when it explains everything, then its runtime's habits.
 pub fn hint(d: &Diagnostics, signal: Option<SignalName>) -> String {
+    if let Some(h) = d.state.and_then(state_hint) {
+        return h.to_string();
+    }
     match signal {
         Some(s) => signal_hint(d.runtime, s),
         None => eof_hint(d.runtime).to_string(),

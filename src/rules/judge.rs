@@ -2,8 +2,8 @@
 //! [`Finding`]. Wording is chosen later, in [`super::explain`].
 
 use crate::model::{
-    Budgets, ErrorKind, Leftover, Observation, Outcome, Revision, RuleId, Scenario, Stage,
-    ViolationKind,
+    group_leftovers, Budgets, ErrorKind, LeftoverGroup, Observation, Outcome, Revision, RuleId,
+    Scenario, Stage, ViolationKind,
 };
 
 /// What set the exit rules' clock.
@@ -82,7 +82,8 @@ pub enum Finding {
     ServerNeverExited,
     NothingLeft,
     Leaked {
-        leftovers: Vec<Leftover>,
+        groups: Vec<LeftoverGroup>,
+        count: u64,
         prompt_ms: u64,
     },
     StdoutClean {
@@ -219,11 +220,12 @@ fn exit_on_eof_at_start(o: &Observation) -> Finding {
 fn no_leaked_descendants(o: &Observation, cx: &Context) -> Finding {
     if o.stage == Some(Stage::Survived) {
         Finding::ServerNeverExited
-    } else if o.leftovers.is_empty() {
+    } else if o.leftover_count() == 0 {
         Finding::NothingLeft
     } else {
         Finding::Leaked {
-            leftovers: o.leftovers.clone(),
+            groups: group_leftovers(&o.leftovers),
+            count: o.leftover_count(),
             prompt_ms: cx.budgets.prompt_ms,
         }
     }

@@ -1,9 +1,9 @@
-//! `mcp-shutdown __client STDERR_PATH exit|crash`: a stand-in for a real MCP client process.
-//! It launches the server, does the handshake, reports, and then exits without closing
-//! anything (`exit`) or waits to be killed (`crash`).
+//! `mcp-shutdown __client exit|crash`: a stand-in for a real MCP client process. It launches
+//! the server (whose stderr is the client's own: the supervisor's pipe), does the handshake,
+//! reports, and then exits without closing anything (`exit`) or waits to be killed (`crash`).
 
 use std::io::BufReader;
-use std::path::Path;
+use std::process::Stdio;
 use std::time::Duration;
 
 use super::launch::{handshake, launch};
@@ -12,7 +12,7 @@ use crate::model::{SignalName, StdoutRecord};
 use crate::os::{mono_ns, signals};
 
 /// Entry point; returns the process exit code.
-pub fn main(stderr_path: &Path, mode: ClientMode) -> i32 {
+pub fn main(mode: ClientMode) -> i32 {
     // If the supervisor dies, so does the stand-in client (never the server: not inherited).
     let _ = signals::die_with_parent(SignalName::Kill);
     let mut input = BufReader::new(std::io::stdin());
@@ -20,7 +20,7 @@ pub fn main(stderr_path: &Path, mode: ClientMode) -> i32 {
         return 2;
     };
     let mut out = std::io::stdout().lock();
-    let mut run = match launch(&spec.launch, stderr_path, spec.scenario.stdin_null) {
+    let mut run = match launch(&spec.launch, Stdio::inherit(), spec.scenario.stdin_null) {
         Ok(r) => r,
         Err(error) => {
             send(
@@ -39,7 +39,7 @@ pub fn main(stderr_path: &Path, mode: ClientMode) -> i32 {
             pid: run.child.id(),
         },
     );
-    match handshake(&mut run, spec.protocol, &spec.budgets, stderr_path) {
+    match handshake(&mut run, spec.protocol, &spec.budgets) {
         Ok(handshake) => {
             let stdout = run.stdout_record();
             send(&mut out, &ClientEvent::Ready { handshake, stdout });

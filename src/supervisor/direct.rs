@@ -1,17 +1,15 @@
 //! The `direct` driver: the supervisor is the server's parent and drives the ladder itself.
 
-use std::io::Write;
-use std::path::Path;
-use std::process::ChildStdin;
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use super::drive::drive;
 use super::ladder::Ladder;
-use super::launch::{handshake, launch, Running};
+use super::launch::{handshake, launch, Running, ServerStdin, StderrTap};
 use super::link::Link;
 use super::protocol::CaseSpec;
 use super::{finish, live_tree, settle_descendants};
+use crate::mcp::handshake::{Peer, WallDeadline};
 use crate::mcp::wire::WireEvent;
 use crate::model::{Action, CaseError, ErrorKind, ExitStatus, Observation, Stage, Target};
 use crate::os::{mono_ns, procfs, sched, signals, Pidfd};
@@ -21,7 +19,7 @@ const INFLIGHT_ID: i64 = 3;
 
 /// Performs one ladder action on the server. Returns the trigger time (just before the
 /// syscall that does it).
-fn perform(action: Action, stdin: &mut Option<ChildStdin>, server: &Pidfd) -> u64 {
+fn perform(action: Action, stdin: &mut Option<ServerStdin>, server: &Pidfd) -> u64 {
     let t = mono_ns();
     match action {
         Action::Nothing => {}
@@ -70,16 +68,17 @@ fn answered(rx: &Receiver<WireEvent>, id: i64) -> bool {
     false
 }
 
-/// Launches and confirms the server; an `Err` is the observation of a case that could not
-/// reach its ending.
+/// Launches and confirms the server; `None` when the case could not reach its ending (the
+/// observation then says why).
 fn start(
     spec: &CaseSpec,
-    stderr_path: &Path,
+    tap: &StderrTap,
+    stderr: std::process::Stdio,
     link: &Link,
     result: &mut Observation,
 ) -> Option<Running> {
     link.need_cpu();
-    let mut run = match launch(&spec.launch, stderr_path, spec.scenario.stdin_null) {
+    let mut run = match launch(&spec.launch, stderr, spec.scenario.stdin_null) {
         Ok(r) => r,
         Err(e) => {
             link.free_cpu();
@@ -90,12 +89,12 @@ fn start(
     // The token is held on through the trigger: the gap between handshake and ending must
     // not depend on load (some servers finish starting up after the handshake).
     if !spec.scenario.stdin_null {
-        match handshake(&mut run, spec.protocol, &spec.budgets, stderr_path) {
+        match handshake(&mut run, spec.protocol, &spec.budgets) {
             Ok(h) => result.handshake = Some(h),
             Err(e) => {
                 link.free_cpu();
-                result.error = Some(e);
-                finish(result, &run.stdout_record(), stderr_path, &[], &[]);
+                result.error = Some(tap.explain(e));
+                finish(result, &run.stdout_record(), tap, &[], &[]);
                 return None;
             }
         }
@@ -110,17 +109,39 @@ fn start(
                     status.map_or_else(|| "status unknown".into(), |s| s.to_string())
                 ),
             });
-            finish(result, &run.stdout_record(), stderr_path, &[], &[]);
+            finish(result, &run.stdout_record(), tap, &[], &[]);
             return None;
         }
     }
     Some(run)
 }
 
+/// Sends the request the `inflight` ending leaves unanswered (never blocking for long: a
+/// server that does not read gets no request).
+fn send_inflight(spec: &CaseSpec, run: &mut Running) {
+    let req = serde_json::json!({"jsonrpc": "2.0", "id": INFLIGHT_ID, "method": spec.inflight.method, "params": spec.inflight.params});
+    if let Some(stdin) = run.stdin.as_mut() {
+        let mut line = req.to_string().into_bytes();
+        line.push(b'\n');
+        let budget = Duration::from_millis(spec.budgets.prompt_ms);
+        let _ = stdin.send_all(&line, &mut WallDeadline::new(mono_ns(), budget));
+    }
+}
+
 /// Runs the case with the supervisor as the server's parent.
-pub fn run(spec: &CaseSpec, stderr_path: &Path, link: &Link) -> Observation {
+pub fn run(spec: &CaseSpec, link: &Link) -> Observation {
     let mut result = Observation::empty(&spec.server, &spec.scenario.id);
-    let Some(mut run) = start(spec, stderr_path, link, &mut result) else {
+    let (tap, stderr) = match StderrTap::open() {
+        Ok(t) => t,
+        Err(e) => {
+            result.error = Some(CaseError {
+                kind: ErrorKind::Harness,
+                message: format!("cannot make a pipe for the server's stderr: {e}"),
+            });
+            return result;
+        }
+    };
+    let Some(mut run) = start(spec, &tap, stderr, link, &mut result) else {
         return result;
     };
     let before = live_tree(&[]);
@@ -128,17 +149,22 @@ pub fn run(spec: &CaseSpec, stderr_path: &Path, link: &Link) -> Observation {
     // here on its wake-ups must not preempt the server (the watcher thread stamps the exit).
     sched::batch_this_thread();
     if spec.scenario.inflight {
-        let req = serde_json::json!({"jsonrpc": "2.0", "id": INFLIGHT_ID, "method": spec.inflight.method, "params": spec.inflight.params});
-        if let Some(stdin) = run.stdin.as_mut() {
-            let _ = writeln!(stdin, "{req}").and_then(|_| stdin.flush());
-        }
+        send_inflight(spec, &mut run);
     }
     let origin = spec.scenario.stdin_null.then_some(run.started_ns);
     let ladder = Ladder::new(spec.scenario.steps.clone(), spec.budgets.prompt_ms, origin);
-    let watcher = run.pidfd.watch().ok();
-    let (server, stdin) = (&run.pidfd, &mut run.stdin);
-    let driven = drive(ladder, server, watcher.as_ref(), link, |a| {
-        perform(a, stdin, server)
+    let Running {
+        child: mut server_child,
+        pidfd,
+        mut stdin,
+        record,
+        rx,
+        watcher,
+        mut sampler,
+        ..
+    } = run;
+    let driven = drive(ladder, &pidfd, watcher.as_ref(), &mut sampler, link, |a| {
+        perform(a, &mut stdin, &pidfd)
     });
     let ended = driven.ended;
     result.stage = Some(ended.stage);
@@ -149,18 +175,13 @@ pub fn run(spec: &CaseSpec, stderr_path: &Path, link: &Link) -> Observation {
     result.steps = ended.steps;
     result.diagnostics = driven.diagnostics;
     if spec.scenario.inflight {
-        result.inflight_answered = Some(answered(&run.rx, INFLIGHT_ID));
+        result.inflight_answered = Some(answered(&rx, INFLIGHT_ID));
     }
     if ended.stage != Stage::Survived {
-        result.exit_status = run.child.wait().ok().map(ExitStatus::from);
+        result.exit_status = server_child.wait().ok().map(ExitStatus::from);
     }
-    let alive = settle_descendants(spec.budgets.prompt_ms, &[run.pidfd.pid()]);
-    finish(
-        &mut result,
-        &run.stdout_record(),
-        stderr_path,
-        &alive,
-        &before,
-    );
+    let alive = settle_descendants(spec.budgets.prompt_ms, &[pidfd.pid()]);
+    let stdout = record.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    finish(&mut result, &stdout, &tap, &alive, &before);
     result
 }

@@ -3,7 +3,7 @@
 
 use std::sync::mpsc::Receiver;
 
-use super::ladder::{Command, Ended, Event, Ladder};
+use super::ladder::{Command, Ended, Event, Ladder, TreeSample};
 use super::link::Link;
 use crate::model::{Action, Diagnostics, Stage};
 use crate::os::{diagnose, mono_ns, procfs::TreeSampler, Pidfd};
@@ -22,10 +22,10 @@ pub fn drive(
     mut ladder: Ladder,
     server: &Pidfd,
     watcher: Option<&Receiver<u64>>,
+    sampler: &mut TreeSampler,
     link: &Link,
     mut perform: impl FnMut(Action) -> u64,
 ) -> Driven {
-    let mut sampler = TreeSampler::new(server.pid());
     let mut diagnostics = None;
     let mut pending: std::collections::VecDeque<Command> = ladder.start().into();
     while let Some(cmd) = pending.pop_front() {
@@ -36,7 +36,7 @@ pub fn drive(
                 diagnostics = Some(d);
                 None
             }
-            Command::Sample => Some(sampled(&mut sampler)),
+            Command::Sample => Some(sampled(sampler)),
             Command::Perform(action) => Some(Event::Performed {
                 at_ns: perform(action),
             }),
@@ -51,7 +51,7 @@ pub fn drive(
                 };
                 Some(match exit {
                     Some(at_ns) => Event::Exited { at_ns },
-                    None => sampled(&mut sampler),
+                    None => sampled(sampler),
                 })
             }
             Command::Done(ended) => return Driven { ended, diagnostics },
@@ -75,10 +75,11 @@ pub fn drive(
 }
 
 fn sampled(sampler: &mut TreeSampler) -> Event {
-    let (cpu_ns, queued_ns) = sampler.sample();
-    Event::Sampled {
+    let r = sampler.sample();
+    Event::Sampled(TreeSample {
         now_ns: mono_ns(),
-        cpu_ns,
-        queued_ns,
-    }
+        cpu_ns: r.cpu_ns,
+        queued_ns: r.queued_ns,
+        busy: r.busy,
+    })
 }

@@ -2,11 +2,15 @@
 //! to act, how long to wait, when to give the CPU token back and which stage the server
 //! reached; the drivers (`direct`, `via_client`) do the I/O. Unit-tested without processes.
 //!
-//! Every wait counts only the server's own time: time its tree spent runnable but waiting
-//! for a CPU extends the wait (up to doubling it), so a busy machine cannot push a server to
-//! the next step. The CPU token is held from launch through the trigger and for at most the
-//! prompt window after it, and given back early once the tree sits idle: a process that
-//! neither exits nor computes is not racing anyone for a CPU.
+//! Every wait counts only the server's own time: in each slice, the time its tree spent
+//! runnable but waiting for a CPU (at most the slice itself) does not count, so a busy
+//! machine cannot push a server to the next step. A wait `until_idle` (a server started with
+//! stdin at EOF) counts only the slices in which the tree sat idle: how long it takes to start
+//! is not what is judged, only that it does not sit idle at EOF. Every wait also has a
+//! wall-clock cap, a backstop against a server starved outright. The CPU token is held from
+//! launch through the trigger and for at most the prompt window after it, and given back
+//! early once the tree sits idle: a process that neither exits nor computes is not racing
+//! anyone for a CPU.
 
 use std::time::Duration;
 
@@ -15,8 +19,14 @@ use crate::os::ms_between;
 
 /// Length of one wait slice: how often the tree is sampled while waiting.
 pub const SLICE_MS: u64 = 50;
-/// Below this much CPU per slice (5 %) the tree counts as idle.
-const IDLE_NS: u64 = 2_500_000;
+/// A slice in which the tree used or queued for less than this share of it (5 %) is idle.
+const IDLE_SHARE: u64 = 20;
+const MS: u64 = 1_000_000;
+
+/// The wall-clock backstop of a wait of `own_ms`: far beyond any load a verdict could meet.
+pub fn wall_cap_ms(own_ms: u64) -> u64 {
+    own_ms * 5 + 5_000
+}
 
 /// What the state machine asks its driver to do.
 #[derive(Clone, Debug, PartialEq)]
@@ -31,32 +41,43 @@ pub enum Command {
     Perform(Action),
     /// Give the CPU token back.
     FreeCpu,
-    /// Wait for the server's exit for at most this long, then report `Exited` or `Tick`.
+    /// Wait for the server's exit for at most this long, then report `Exited` or `Sampled`.
     Wait(Duration),
     /// The ladder is over.
     Done(Ended),
 }
 
+/// A reading of the server's process tree.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TreeSample {
+    pub now_ns: u64,
+    /// Cumulative CPU time of every thread the tree ever had.
+    pub cpu_ns: u64,
+    /// Cumulative time those threads spent runnable but waiting for a CPU.
+    pub queued_ns: u64,
+    /// Some thread is running, runnable or in uninterruptible (disk) sleep right now.
+    pub busy: bool,
+}
+
 /// What the driver reports back.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Event {
-    /// The tree's cumulative CPU and run-queue time (nanoseconds), sampled at `now_ns`.
-    Sampled {
-        now_ns: u64,
-        cpu_ns: u64,
-        queued_ns: u64,
-    },
+    Sampled(TreeSample),
     /// The action was carried out at this time (just before the syscall that does it).
-    Performed { at_ns: u64 },
+    Performed {
+        at_ns: u64,
+    },
     /// The kernel reported the server's exit at this time.
-    Exited { at_ns: u64 },
+    Exited {
+        at_ns: u64,
+    },
 }
 
 /// How the ladder ended.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ended {
     pub stage: Stage,
-    /// Run-queue time of the tree during the last wait (nanoseconds).
+    /// Run-queue time of the tree from the first trigger to the exit (nanoseconds).
     pub runqueue_ns: u64,
     pub trigger_ns: Option<u64>,
     pub exit_ns: Option<u64>,
@@ -75,6 +96,16 @@ enum Phase {
     Finished,
 }
 
+/// The clocks of the current wait.
+#[derive(Clone, Copy, Debug, Default)]
+struct Clocks {
+    started_ns: u64,
+    /// The server's own time so far (wall minus queueing).
+    own_ns: u64,
+    /// Time the tree sat idle so far.
+    idle_ns: u64,
+}
+
 /// The state of one ladder.
 #[derive(Debug)]
 pub struct Ladder {
@@ -87,11 +118,10 @@ pub struct Ladder {
     records: Vec<StepRecord>,
     diagnosed: bool,
     token: bool,
-    /// The current wait: when it started, and the samples at its start and last slice.
-    wait_start_ns: u64,
-    queued_start_ns: u64,
-    queued_ns: u64,
-    cpu_ns: u64,
+    clocks: Clocks,
+    /// The last sample, and the first (the run-queue time is counted from there).
+    last: TreeSample,
+    first_queued_ns: Option<u64>,
 }
 
 impl Ladder {
@@ -107,10 +137,9 @@ impl Ladder {
             records: Vec::new(),
             diagnosed: false,
             token: true,
-            wait_start_ns: 0,
-            queued_start_ns: 0,
-            queued_ns: 0,
-            cpu_ns: 0,
+            clocks: Clocks::default(),
+            last: TreeSample::default(),
+            first_queued_ns: None,
         }
     }
 
@@ -120,9 +149,9 @@ impl Ladder {
     }
 
     fn before_step(&mut self) -> Vec<Command> {
-        let Some(_) = self.steps.get(self.i) else {
+        if self.i >= self.steps.len() {
             return self.finish(None);
-        };
+        }
         let mut out = Vec::new();
         if self.i > 0 && !self.diagnosed {
             // It should have exited by now: record what holds it before escalating.
@@ -147,12 +176,19 @@ impl Ladder {
         self.phase = Phase::Finished;
         let mut out = Vec::new();
         self.free(&mut out);
+        let runqueue_ns = self
+            .last
+            .queued_ns
+            .saturating_sub(self.first_queued_ns.unwrap_or(self.last.queued_ns));
         let ended = match exit_ns {
             Some(at) => {
                 let origin = self.origin.unwrap_or(at);
+                // The strongest thing it received: a step done together with a signal (a
+                // zero wait) does not hide the signal.
+                let stage = self.records.iter().map(|r| stage_after(&r.action)).max();
                 Ended {
-                    stage: stage_after(&self.steps[self.i].action),
-                    runqueue_ns: self.queued_ns.saturating_sub(self.queued_start_ns),
+                    stage: stage.unwrap_or(Stage::Eof),
+                    runqueue_ns,
                     trigger_ns: Some(origin),
                     exit_ns: Some(at),
                     exit_ms: Some(ms_between(origin, at)),
@@ -178,28 +214,57 @@ impl Ladder {
         out
     }
 
-    /// How long the current wait may last so far: its own length, plus the time the tree
-    /// spent queued for a CPU during it (at most doubling it).
-    fn limit_ms(&self) -> u64 {
-        let wait = self.steps[self.i].wait_ms;
-        let queued_ms = self.queued_ns.saturating_sub(self.queued_start_ns) / 1_000_000;
-        wait + queued_ms.min(wait)
+    /// Is the current wait over? Returns how much of it is left (in slices to wait) if not.
+    fn left(&self, now_ns: u64) -> Option<Duration> {
+        let step = &self.steps[self.i];
+        let c = &self.clocks;
+        let wall_ms = now_ns.saturating_sub(c.started_ns) / MS;
+        let (own_ms, idle_ms) = (c.own_ns / MS, c.idle_ns / MS);
+        let (done, cap, left_ms) = match step.until_idle {
+            Some(u) => (
+                idle_ms >= step.wait_ms || own_ms >= u.busy_cap_ms,
+                wall_cap_ms(u.busy_cap_ms),
+                step.wait_ms.saturating_sub(idle_ms),
+            ),
+            None => (
+                own_ms >= step.wait_ms,
+                wall_cap_ms(step.wait_ms),
+                step.wait_ms.saturating_sub(own_ms),
+            ),
+        };
+        if done || wall_ms >= cap {
+            return None;
+        }
+        Some(Duration::from_millis(SLICE_MS.min(left_ms).max(1)))
     }
 
     fn next_slice(&mut self, now_ns: u64) -> Vec<Command> {
-        let elapsed = now_ns.saturating_sub(self.wait_start_ns) / 1_000_000;
-        let limit = self.limit_ms();
-        if elapsed >= limit {
-            self.i += 1;
-            let mut out = Vec::new();
-            // The token is given back at the end of the first wait at the latest.
-            self.free(&mut out);
-            out.extend(self.before_step());
-            return out;
+        match self.left(now_ns) {
+            Some(d) => vec![Command::Wait(d)],
+            None => {
+                self.i += 1;
+                let mut out = Vec::new();
+                // The token is given back at the end of the first wait at the latest.
+                self.free(&mut out);
+                out.extend(self.before_step());
+                out
+            }
         }
-        vec![Command::Wait(Duration::from_millis(
-            SLICE_MS.min(limit - elapsed),
-        ))]
+    }
+
+    /// Advances the clocks of the current wait by one slice; whether the slice was idle.
+    fn tick(&mut self, s: TreeSample) -> bool {
+        let wall = s.now_ns.saturating_sub(self.last.now_ns);
+        let cpu = s.cpu_ns.saturating_sub(self.last.cpu_ns);
+        let queued = s.queued_ns.saturating_sub(self.last.queued_ns);
+        let c = &mut self.clocks;
+        c.own_ns += wall - queued.min(wall);
+        let idle = !s.busy && cpu < wall / IDLE_SHARE && queued < wall / IDLE_SHARE;
+        if idle {
+            c.idle_ns += wall;
+        }
+        self.last = s;
+        idle
     }
 
     /// Feeds one event; returns the next commands.
@@ -207,15 +272,9 @@ impl Ladder {
         match (self.phase, ev) {
             (Phase::Finished, _) => Vec::new(),
             (_, Event::Exited { at_ns }) => self.finish(Some(at_ns)),
-            (
-                Phase::Before,
-                Event::Sampled {
-                    cpu_ns, queued_ns, ..
-                },
-            ) => {
-                self.cpu_ns = cpu_ns;
-                self.queued_start_ns = queued_ns;
-                self.queued_ns = queued_ns;
+            (Phase::Before, Event::Sampled(s)) => {
+                self.last = s;
+                self.first_queued_ns.get_or_insert(s.queued_ns);
                 self.phase = Phase::Acting;
                 vec![Command::Perform(self.steps[self.i].action)]
             }
@@ -225,28 +284,22 @@ impl Ladder {
                     action: self.steps[self.i].action,
                     at_ms: ms_between(origin, at_ns),
                 });
-                self.wait_start_ns = at_ns;
+                self.clocks = Clocks {
+                    started_ns: at_ns,
+                    ..Clocks::default()
+                };
+                self.last.now_ns = at_ns;
                 self.phase = Phase::Waiting;
                 self.next_slice(at_ns)
             }
-            (
-                Phase::Waiting,
-                Event::Sampled {
-                    now_ns,
-                    cpu_ns,
-                    queued_ns,
-                },
-            ) => {
-                let idle = cpu_ns.saturating_sub(self.cpu_ns) < IDLE_NS;
-                self.cpu_ns = cpu_ns;
-                self.queued_ns = queued_ns;
-                let elapsed = now_ns.saturating_sub(self.wait_start_ns) / 1_000_000;
+            (Phase::Waiting, Event::Sampled(s)) => {
+                let idle = self.tick(s);
                 let window = self.steps[self.i].wait_ms.min(self.prompt_ms);
                 let mut out = Vec::new();
-                if idle || elapsed >= window {
+                if idle || self.clocks.own_ns / MS >= window {
                     self.free(&mut out);
                 }
-                out.extend(self.next_slice(now_ns));
+                out.extend(self.next_slice(s.now_ns));
                 out
             }
             // Anything else is a driver bug; ignore it rather than panic in a supervisor.
@@ -265,9 +318,7 @@ fn signal_of(a: Action) -> Option<SignalName> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Target;
-
-    const MS: u64 = 1_000_000;
+    use crate::model::{Target, UntilIdle};
 
     fn spec_ladder() -> Vec<Step> {
         let sig = |signal| Action::Signal {
@@ -275,53 +326,50 @@ mod tests {
             to: Target::Process,
         };
         vec![
-            Step {
-                action: Action::CloseStdin,
-                wait_ms: 2000,
-            },
-            Step {
-                action: sig(SignalName::Term),
-                wait_ms: 2000,
-            },
-            Step {
-                action: sig(SignalName::Kill),
-                wait_ms: 2000,
-            },
+            Step::new(Action::CloseStdin, 2000),
+            Step::new(sig(SignalName::Term), 2000),
+            Step::new(sig(SignalName::Kill), 2000),
         ]
     }
 
-    /// Drives a ladder against a simulated server that exits at `exit_at` (ms after the first
-    /// trigger) or never, burning `busy_ms` of CPU from the trigger on and queued for
-    /// `queued_per_slice_ms` in every slice. Returns every command seen, and how it ended.
-    fn simulate(
-        steps: Vec<Step>,
+    /// How a simulated server's tree behaves in time: `busy_ms` of start-up or teardown CPU
+    /// from the first trigger, queued `queued_share` percent of every slice.
+    #[derive(Clone, Copy)]
+    struct Sim {
         exit_at: Option<u64>,
         busy_ms: u64,
-        queued_per_slice_ms: u64,
-    ) -> (Vec<Command>, Ended) {
+        queued_share: u64,
+    }
+
+    /// Drives a ladder against a simulated server. Returns every command seen, and how it
+    /// ended.
+    fn run(steps: Vec<Step>, sim: Sim) -> (Vec<Command>, Ended) {
         let t0 = 1_000 * MS;
         let mut now = t0;
         let (mut cpu, mut queued) = (0u64, 0u64);
         let mut l = Ladder::new(steps, 1000, None);
-        let mut pending = l.start();
+        let mut pending: std::collections::VecDeque<Command> = l.start().into();
         let mut seen = Vec::new();
         let mut started = None::<u64>;
-        while !pending.is_empty() {
-            let cmd = pending.remove(0);
+        let sample = |now, cpu, queued, busy| {
+            Event::Sampled(TreeSample {
+                now_ns: now,
+                cpu_ns: cpu,
+                queued_ns: queued,
+                busy,
+            })
+        };
+        while let Some(cmd) = pending.pop_front() {
             seen.push(cmd.clone());
             let ev = match cmd {
-                Command::Sample => Some(Event::Sampled {
-                    now_ns: now,
-                    cpu_ns: cpu,
-                    queued_ns: queued,
-                }),
+                Command::Sample => Some(sample(now, cpu, queued, false)),
                 Command::Perform(_) => {
                     started.get_or_insert(now);
                     Some(Event::Performed { at_ns: now })
                 }
                 Command::Wait(d) => {
                     let end = now + d.as_nanos() as u64;
-                    let exit = exit_at.map(|e| started.unwrap() + e * MS);
+                    let exit = sim.exit_at.map(|e| started.unwrap() + e * MS);
                     match exit.filter(|e| *e <= end) {
                         Some(e) => {
                             now = e;
@@ -329,16 +377,13 @@ mod tests {
                         }
                         None => {
                             let since = started.map_or(0, |s| (end - s) / MS);
-                            if since <= busy_ms {
+                            let busy = since <= sim.busy_ms;
+                            if busy {
                                 cpu += d.as_nanos() as u64;
                             }
-                            queued += queued_per_slice_ms * MS;
+                            queued += d.as_nanos() as u64 * sim.queued_share / 100;
                             now = end;
-                            Some(Event::Sampled {
-                                now_ns: now,
-                                cpu_ns: cpu,
-                                queued_ns: queued,
-                            })
+                            Some(sample(now, cpu, queued, busy))
                         }
                     }
                 }
@@ -350,6 +395,22 @@ mod tests {
             }
         }
         panic!("the ladder ended without Done: {seen:?}");
+    }
+
+    fn simulate(
+        steps: Vec<Step>,
+        exit_at: Option<u64>,
+        busy_ms: u64,
+        queued_share: u64,
+    ) -> (Vec<Command>, Ended) {
+        run(
+            steps,
+            Sim {
+                exit_at,
+                busy_ms,
+                queued_share,
+            },
+        )
     }
 
     #[test]
@@ -398,13 +459,56 @@ mod tests {
     }
 
     #[test]
-    fn queueing_for_a_cpu_extends_a_wait_up_to_double() {
-        // 25 ms queued in every 50 ms slice: the 2 s wait stretches by half, to 3 s.
-        let (_, e) = simulate(spec_ladder(), Some(2900), 0, 25);
+    fn queueing_for_a_cpu_does_not_count_as_the_servers_time() {
+        // Queued half of every slice: the 2 s wait of its own time takes 4 s.
+        let (_, e) = simulate(spec_ladder(), Some(3900), 3900, 50);
         assert_eq!(e.stage, Stage::Eof);
-        // Queued the whole time: capped at twice the wait.
-        let (_, e) = simulate(spec_ladder(), Some(4500), 0, 100);
+        assert!(e.runqueue_ns > 1_900 * MS, "{}", e.runqueue_ns);
+        let (_, e) = simulate(spec_ladder(), Some(4100), 4100, 50);
         assert_eq!(e.stage, Stage::Sigterm);
+        // Starved outright: the wall-clock backstop ends the wait.
+        let (_, e) = simulate(spec_ladder(), Some(wall_cap_ms(2000) + 10), 0, 100);
+        assert_eq!(e.stage, Stage::Sigterm);
+    }
+
+    fn started_at_eof() -> Vec<Step> {
+        let mut steps = spec_ladder();
+        steps[0] = Step {
+            until_idle: Some(UntilIdle {
+                busy_cap_ms: 11_000,
+            }),
+            ..Step::new(Action::CloseStdin, 1000)
+        };
+        steps
+    }
+
+    #[test]
+    fn a_slow_start_at_eof_is_waited_for_however_long_it_takes() {
+        // Busy starting up for 9 s, then exits on EOF: no signal.
+        let (_, e) = simulate(started_at_eof(), Some(9_000), 9_000, 0);
+        assert_eq!(e.stage, Stage::Eof);
+        // The same start-up on a machine so busy it takes three times as long.
+        let (_, e) = simulate(started_at_eof(), Some(27_000), 27_000, 66);
+        assert_eq!(e.stage, Stage::Eof);
+    }
+
+    #[test]
+    fn a_server_idle_at_eof_gets_the_prompt_budget_then_a_signal() {
+        // Starts in 3 s, then sits idle: SIGTERM once it has been idle for 1 s.
+        let (_, e) = simulate(started_at_eof(), None, 3_000, 0);
+        assert_eq!(e.stage, Stage::Survived);
+        assert!(
+            (4_000.0..4_200.0).contains(&e.steps[1].at_ms),
+            "{:?}",
+            e.steps
+        );
+        // Busy for ever: given up after the busy cap of its own time.
+        let (_, e) = simulate(started_at_eof(), None, u64::MAX, 0);
+        assert!(
+            (11_000.0..11_200.0).contains(&e.steps[1].at_ms),
+            "{:?}",
+            e.steps
+        );
     }
 
     #[test]
@@ -431,11 +535,7 @@ mod tests {
     fn a_launch_origin_times_from_the_launch() {
         let mut l = Ladder::new(spec_ladder(), 1000, Some(0));
         assert_eq!(l.start(), [Command::Sample]);
-        l.on(Event::Sampled {
-            now_ns: 0,
-            cpu_ns: 0,
-            queued_ns: 0,
-        });
+        l.on(Event::Sampled(TreeSample::default()));
         l.on(Event::Performed { at_ns: 300 * MS });
         let out = l.on(Event::Exited { at_ns: 500 * MS });
         let Some(Command::Done(e)) = out.last() else {

@@ -1,44 +1,155 @@
-//! Starting the server (its own process group, stdout to a reader thread, stderr to a file)
-//! and confirming it serves: the parts both the supervisor and the stand-in client do.
+//! Starting the server (its own process group, stdout to a reader thread, stderr to a pipe
+//! whose tail is kept) and confirming it serves: the parts both the supervisor and the
+//! stand-in client do. The exit watcher and the tree sampler start with the server, so that
+//! nothing is created between the handshake and the trigger.
 
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
+use std::io::{self, Write};
+use std::os::fd::AsFd;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::ladder::wall_cap_ms;
 use super::link::spawn_guard;
 use crate::config::manifest::{Launch, Protocol};
-use crate::mcp::handshake::{handshake as mcp_handshake, HandshakeFailure};
+use crate::mcp::handshake::{handshake as mcp_handshake, Deadline, HandshakeFailure, Peer};
 use crate::mcp::wire::{read_stdout, WireEvent};
 use crate::model::{Budgets, CaseError, ErrorKind, ExitStatus, HandshakeInfo, StdoutRecord};
+use crate::os::fdio::{self, Tail};
+use crate::os::procfs::{TreeReading, TreeSampler};
 use crate::os::{mono_ns, sched, Pidfd};
 
 /// How much of the server's stderr a report keeps.
-const STDERR_TAIL: u64 = 4096;
+const STDERR_TAIL: usize = 4096;
 
-/// The last few KiB of the server's stderr.
-pub fn stderr_tail(path: &Path) -> String {
-    let Ok(mut f) = File::open(path) else {
-        return String::new();
-    };
-    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-    let _ = f.seek(SeekFrom::Start(len.saturating_sub(STDERR_TAIL)));
-    let mut buf = Vec::new();
-    let _ = f.read_to_end(&mut buf);
-    String::from_utf8_lossy(&buf).into_owned()
+/// The server's stderr: a pipe the supervisor drains, keeping its tail.
+pub struct StderrTap {
+    pub tail: Arc<Mutex<Tail>>,
 }
 
-/// A launched server with its reader running.
+impl StderrTap {
+    /// A pipe for the server's stderr, and the thread that drains it. The returned `Stdio`
+    /// is the write end, for the process that starts the server.
+    pub fn open() -> io::Result<(Self, Stdio)> {
+        let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+        let tail = Arc::new(Mutex::new(Tail::default()));
+        let t = tail.clone();
+        std::thread::spawn(move || {
+            // It wakes while the server exits: it must not preempt it.
+            sched::batch_this_thread();
+            fdio::tail_pipe(std::fs::File::from(r), STDERR_TAIL, &t);
+        });
+        Ok((Self { tail }, Stdio::from(w)))
+    }
+
+    pub fn text(&self) -> String {
+        self.tail.lock().unwrap_or_else(|p| p.into_inner()).text()
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.tail.lock().unwrap_or_else(|p| p.into_inner()).bytes
+    }
+
+    /// `error`, with the last line the server wrote to stderr.
+    pub fn explain(&self, mut error: CaseError) -> CaseError {
+        let tail = self.text();
+        if let Some(last) = tail.lines().rev().find(|l| !l.trim().is_empty()) {
+            error
+                .message
+                .push_str(&format!("; last stderr line: {}", last.trim()));
+        }
+        error
+    }
+}
+
+/// The server's stdin, written without ever blocking for good (see [`Peer`]).
+pub struct ServerStdin(ChildStdin);
+
+impl ServerStdin {
+    fn new(stdin: ChildStdin) -> Self {
+        // A server that stops reading must not hang the harness in `write`.
+        let _ = fdio::set_nonblocking(stdin.as_fd());
+        Self(stdin)
+    }
+}
+
+impl Peer for ServerStdin {
+    fn send_all(&mut self, mut buf: &[u8], deadline: &mut dyn Deadline) -> io::Result<()> {
+        while !buf.is_empty() {
+            match self.0.write(buf) {
+                Ok(n) => buf = &buf[n..],
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => match deadline.next_wait() {
+                    Some(wait) => {
+                        fdio::wait_writable(&self.0, wait)?;
+                    }
+                    None => return Err(io::ErrorKind::TimedOut.into()),
+                },
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A budget of the server's own time: wall time minus the time its tree spent queued for a
+/// CPU, sampled every slice; with the ladder's wall-clock backstop.
+pub struct OwnTime<'a> {
+    sampler: &'a mut TreeSampler,
+    budget_ms: u64,
+    start_ns: u64,
+    last_ns: u64,
+    last: TreeReading,
+    own_ns: u64,
+}
+
+impl<'a> OwnTime<'a> {
+    /// Counting from `start_ns` (the launch), which the sampler's tree started at.
+    pub fn new(sampler: &'a mut TreeSampler, start_ns: u64, budget_ms: u64) -> Self {
+        let last = sampler.sample();
+        let now = mono_ns();
+        let wall = now.saturating_sub(start_ns);
+        Self {
+            sampler,
+            budget_ms,
+            start_ns,
+            last_ns: now,
+            last,
+            own_ns: wall - last.queued_ns.min(wall),
+        }
+    }
+}
+
+impl Deadline for OwnTime<'_> {
+    fn next_wait(&mut self) -> Option<Duration> {
+        let now = mono_ns();
+        let r = self.sampler.sample();
+        let wall = now.saturating_sub(self.last_ns);
+        let queued = r.queued_ns.saturating_sub(self.last.queued_ns);
+        self.own_ns += wall - queued.min(wall);
+        (self.last_ns, self.last) = (now, r);
+        let wall_ms = now.saturating_sub(self.start_ns) / 1_000_000;
+        let spent =
+            self.own_ns / 1_000_000 >= self.budget_ms || wall_ms >= wall_cap_ms(self.budget_ms);
+        (!spent).then_some(Duration::from_millis(50))
+    }
+
+    fn counted_ms(&self) -> u64 {
+        self.own_ns / 1_000_000
+    }
+}
+
+/// A launched server with its reader, exit watcher and tree sampler running.
 pub struct Running {
     pub child: Child,
     pub pidfd: Pidfd,
-    pub stdin: Option<ChildStdin>,
+    pub stdin: Option<ServerStdin>,
     pub record: Arc<Mutex<StdoutRecord>>,
     pub rx: Receiver<WireEvent>,
     pub started_ns: u64,
+    pub watcher: Option<Receiver<u64>>,
+    pub sampler: TreeSampler,
 }
 
 impl Running {
@@ -57,10 +168,23 @@ fn harness_error(message: String) -> CaseError {
     }
 }
 
-/// Starts the server: own process group, stdout to a reader thread, stderr to a file.
-pub fn launch(launch: &Launch, stderr_path: &Path, stdin_null: bool) -> Result<Running, CaseError> {
-    let stderr = File::create(stderr_path)
-        .map_err(|e| harness_error(format!("cannot create {}: {e}", stderr_path.display())))?;
+fn spawn_failed(launch: &Launch, e: io::Error) -> CaseError {
+    CaseError {
+        kind: ErrorKind::SpawnFailed,
+        message: if e.kind() == io::ErrorKind::NotFound {
+            format!(
+                "command `{}` not found (cwd {})",
+                launch.command,
+                launch.cwd.display()
+            )
+        } else {
+            format!("cannot start `{}`: {e}", launch.command)
+        },
+    }
+}
+
+/// Starts the server: own process group, stdout to a reader thread, stderr to `stderr`.
+pub fn launch(launch: &Launch, stderr: Stdio, stdin_null: bool) -> Result<Running, CaseError> {
     let mut cmd = Command::new(&launch.command);
     cmd.args(&launch.args)
         .current_dir(&launch.cwd)
@@ -71,26 +195,17 @@ pub fn launch(launch: &Launch, stderr_path: &Path, stdin_null: bool) -> Result<R
             Stdio::piped()
         })
         .stdout(Stdio::piped())
-        .stderr(Stdio::from(stderr));
+        .stderr(stderr);
     // Its own group, so that group signals reach it and its children but never the harness.
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     let started_ns = mono_ns();
     let spawning = spawn_guard();
     let spawned = cmd.spawn();
     drop(spawning);
-    let mut child = spawned.map_err(|e| CaseError {
-        kind: ErrorKind::SpawnFailed,
-        message: if e.kind() == std::io::ErrorKind::NotFound {
-            format!(
-                "command `{}` not found (cwd {})",
-                launch.command,
-                launch.cwd.display()
-            )
-        } else {
-            format!("cannot start `{}`: {e}", launch.command)
-        },
-    })?;
+    drop(cmd);
+    let mut child = spawned.map_err(|e| spawn_failed(launch, e))?;
     let pidfd = Pidfd::open(child.id()).map_err(|e| harness_error(format!("pidfd_open: {e}")))?;
+    let watcher = pidfd.watch().ok();
     let record = Arc::new(Mutex::new(StdoutRecord::default()));
     let (tx, rx) = channel();
     let stdout = child.stdout.take().expect("stdout is piped");
@@ -101,30 +216,27 @@ pub fn launch(launch: &Launch, stderr_path: &Path, stdin_null: bool) -> Result<R
         read_stdout(stdout, rec, tx)
     });
     Ok(Running {
-        stdin: child.stdin.take(),
+        stdin: child.stdin.take().map(ServerStdin::new),
+        sampler: TreeSampler::new(child.id() as i32),
         child,
         pidfd,
         record,
         rx,
         started_ns,
+        watcher,
     })
 }
 
-/// Runs the handshake and, if it fails, says why in terms of what the process did.
+/// Runs the handshake (its budget counted in the server's own time) and, if it fails, says
+/// why in terms of what the process did.
 pub fn handshake(
     run: &mut Running,
     protocol: Protocol,
     budgets: &Budgets,
-    stderr_path: &Path,
 ) -> Result<HandshakeInfo, CaseError> {
     let stdin = run.stdin.as_mut().expect("stdin open during handshake");
-    let failure = match mcp_handshake(
-        stdin,
-        &run.rx,
-        protocol,
-        Duration::from_millis(budgets.handshake_ms),
-        run.started_ns,
-    ) {
+    let mut deadline = OwnTime::new(&mut run.sampler, run.started_ns, budgets.handshake_ms);
+    let failure = match mcp_handshake(stdin, &run.rx, protocol, &mut deadline, run.started_ns) {
         Ok(info) => return Ok(info),
         Err(f) => f,
     };
@@ -150,15 +262,13 @@ pub fn handshake(
     };
     if let Some(v) = &record.first_violation {
         message.push_str(&format!(
-            "; its stdout had {} line(s) that are not JSON-RPC, first ({:?}): {}",
-            record.violations, v.kind, v.excerpt
+            "; its stdout had {} line(s) that are not JSON-RPC, first ({}): {}",
+            record.violations,
+            v.kind.as_str(),
+            v.excerpt
         ));
     } else if record.bytes == 0 {
         message.push_str("; it wrote nothing to stdout");
-    }
-    let tail = stderr_tail(stderr_path);
-    if let Some(last) = tail.lines().rev().find(|l| !l.trim().is_empty()) {
-        message.push_str(&format!("; last stderr line: {}", last.trim()));
     }
     Err(CaseError { kind, message })
 }

@@ -31,7 +31,7 @@ use std::sync::mpsc::channel;
 use std::time::Duration;
 
 use crate::exit_codes;
-use crate::model::{Driver, Leftover, Observation, StdoutRecord};
+use crate::model::{Driver, Leftover, Observation, StdoutRecord, MAX_LEFTOVERS};
 use crate::os::{mono_ns, procfs, signals, tree, ProcInfo};
 use link::{abort, say_err, Link};
 use protocol::{recv, send, CaseSpec, FromSupervisor, ToSupervisor};
@@ -85,25 +85,43 @@ fn leftovers(alive: &[ProcInfo], before: &[ProcInfo]) -> Vec<Leftover> {
 fn finish(
     result: &mut Observation,
     record: &StdoutRecord,
-    stderr_path: &Path,
+    stderr: &launch::StderrTap,
     alive: &[ProcInfo],
     before: &[ProcInfo],
 ) {
-    result.leftovers = leftovers(alive, before);
+    let mut all = leftovers(alive, before);
+    if all.len() > MAX_LEFTOVERS {
+        result.leftovers_omitted = (all.len() - MAX_LEFTOVERS) as u64;
+        all.truncate(MAX_LEFTOVERS);
+    }
+    result.leftovers = all;
     // Everything still running is killed now; the survivors were recorded above.
     tree::kill_all_descendants();
     result.stdout = record.clone();
-    result.stderr_tail = launch::stderr_tail(stderr_path);
+    result.stderr_tail = stderr.text();
+    result.stderr_bytes = stderr.bytes();
+}
+
+/// Tells the harness every second that this supervisor can still run (see
+/// `harness::supervise`: one that stops, e.g. by SIGSTOP from a server, is lost).
+fn heartbeat() {
+    std::thread::spawn(|| loop {
+        send(&mut std::io::stdout().lock(), &FromSupervisor::Alive);
+        std::thread::sleep(Duration::from_secs(1));
+    });
 }
 
 /// Entry point of `mcp-shutdown __case`: reads a [`CaseSpec`] line from stdin, runs it,
 /// prints a result line to stdout. Never leaves a process behind. Returns the exit code.
 pub fn main(helper: &Path) -> i32 {
-    // Before any thread or child exists: everything this case starts inherits the mark.
-    std::env::set_var(
-        tree::CASE_MARK,
-        format!("{}-{}", signals::own_pid(), mono_ns()),
-    );
+    // The harness sets the case's marker; run by hand, make one. Before any thread or child
+    // exists: everything this case starts inherits it.
+    if std::env::var_os(tree::CASE_MARK).is_none() {
+        std::env::set_var(
+            tree::CASE_MARK,
+            format!("{}-{}", signals::own_pid(), mono_ns()),
+        );
+    }
     if let Err(e) = signals::become_subreaper() {
         say_err(&format!("mcp-shutdown: cannot become a subreaper: {e}"));
         return exit_codes::SUPERVISOR_SETUP;
@@ -113,6 +131,10 @@ pub fn main(helper: &Path) -> i32 {
         say_err("mcp-shutdown __case: expected a case spec on stdin");
         return 2;
     };
+    if let Some(dir) = &spec.cgroup {
+        tree::set_case_cgroup(dir.clone());
+    }
+    heartbeat();
     // Abort paths: the harness went away (lifeline EOF), a signal, or the hard deadline.
     let (go_tx, go_rx) = channel();
     std::thread::spawn(move || {
@@ -138,20 +160,9 @@ pub fn main(helper: &Path) -> i32 {
     }
     link::set_deadline(spec.deadline_ms());
     link::watch_deadline();
-    let dir = match tempfile::Builder::new()
-        .prefix("mcp-shutdown-case-")
-        .tempdir()
-    {
-        Ok(d) => d,
-        Err(e) => {
-            say_err(&format!("mcp-shutdown __case: temp dir: {e}"));
-            return exit_codes::SUPERVISOR_SETUP;
-        }
-    };
-    let stderr_path = dir.path().join("server.stderr");
     let observation = match spec.scenario.driver {
-        Driver::Direct => direct::run(&spec, &stderr_path, &link),
-        Driver::Client => via_client::run(&spec, &stderr_path, helper, &link),
+        Driver::Direct => direct::run(&spec, &link),
+        Driver::Client => via_client::run(&spec, helper, &link),
     };
     tree::kill_all_descendants();
     send(

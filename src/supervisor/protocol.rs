@@ -5,6 +5,7 @@ use std::io::{BufRead, Write};
 
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
+use super::ladder::wall_cap_ms;
 use crate::config::manifest::{InflightRequest, Launch, Protocol};
 use crate::model::{Budgets, CaseError, HandshakeInfo, Observation, Scenario, StdoutRecord};
 
@@ -17,16 +18,23 @@ pub struct CaseSpec {
     pub scenario: Scenario,
     pub budgets: Budgets,
     pub inflight: InflightRequest,
+    /// The case's cgroup, whose other members the supervisor kills at the end (none when
+    /// the harness could not make one).
+    #[serde(default)]
+    pub cgroup: Option<std::path::PathBuf>,
 }
 
 impl CaseSpec {
-    /// Hard deadline for the whole case: beyond it the supervisor aborts.
+    /// Hard deadline for the whole case: beyond it the supervisor aborts. Every wait counts
+    /// the server's own time and stops at its wall-clock backstop at the latest.
     pub fn deadline_ms(&self) -> u64 {
-        // Waits stretch by up to their own length under load (see `ladder`).
-        self.budgets.handshake_ms
-            + 2 * self.scenario.max_wait_ms()
-            + self.budgets.prompt_ms
-            + 30_000
+        let waits: u64 = self
+            .scenario
+            .steps
+            .iter()
+            .map(|s| wall_cap_ms(s.until_idle.map_or(s.wait_ms, |u| u.busy_cap_ms)))
+            .sum();
+        wall_cap_ms(self.budgets.handshake_ms) + waits + self.budgets.prompt_ms + 30_000
     }
 }
 
@@ -47,6 +55,8 @@ pub enum FromSupervisor {
     NeedCpu,
     /// Gives the token back.
     FreeCpu,
+    /// Sent every second: a supervisor that stops sending (stopped, hung) is lost.
+    Alive,
     /// The case's outcome; the last line.
     Result { observation: Box<Observation> },
 }

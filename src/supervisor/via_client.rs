@@ -7,10 +7,14 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use super::drive::drive;
 use super::ladder::Ladder;
+use super::launch::StderrTap;
 use super::link::{spawn_guard, Link};
 use super::protocol::{recv, send, CaseSpec, ClientEvent, ClientMode, ToClient};
 use super::{finish, live_tree, settle_descendants};
-use crate::model::{Action, CaseError, ErrorKind, Observation, SignalName, Stage, StdoutRecord};
+use crate::model::{
+    Action, CaseError, ErrorKind, ExitStatus, Observation, SignalName, Stage, StdoutRecord,
+};
+use crate::os::procfs::TreeSampler;
 use crate::os::{mono_ns, sched, Pidfd};
 
 /// The stand-in client and what the supervisor learnt from it before the ending.
@@ -21,17 +25,19 @@ struct Client {
     events: BufReader<ChildStdout>,
 }
 
-fn spawn(helper: &Path, stderr_path: &Path, mode: ClientMode) -> std::io::Result<Client> {
-    let spawning = spawn_guard();
-    let spawned = Command::new(helper)
-        .arg("__client")
-        .arg(stderr_path)
+/// Starts the stand-in client; its stderr is the pipe the server's stderr will be (the
+/// client gives the server its own).
+fn spawn(helper: &Path, stderr: Stdio, mode: ClientMode) -> std::io::Result<Client> {
+    let mut cmd = Command::new(helper);
+    cmd.arg("__client")
         .arg(mode.as_str())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn();
+        .stderr(stderr);
+    let spawning = spawn_guard();
+    let spawned = cmd.spawn();
     drop(spawning);
+    drop(cmd);
     let mut child = spawned?;
     Ok(Client {
         pidfd: Pidfd::open(child.id()).ok(),
@@ -94,8 +100,18 @@ fn trigger(action: Action, client: &mut Client) -> u64 {
 }
 
 /// Runs the case through a stand-in client process.
-pub fn run(spec: &CaseSpec, stderr_path: &Path, helper: &Path, link: &Link) -> Observation {
+pub fn run(spec: &CaseSpec, helper: &Path, link: &Link) -> Observation {
     let mut result = Observation::empty(&spec.server, &spec.scenario.id);
+    let (tap, stderr) = match StderrTap::open() {
+        Ok(t) => t,
+        Err(e) => {
+            result.error = Some(CaseError {
+                kind: ErrorKind::Harness,
+                message: format!("cannot make a pipe for the server's stderr: {e}"),
+            });
+            return result;
+        }
+    };
     let step = spec.scenario.steps.first().copied();
     let action = step.map_or(Action::ClientExit, |s| s.action);
     let mode = if action == Action::ClientKill {
@@ -103,7 +119,7 @@ pub fn run(spec: &CaseSpec, stderr_path: &Path, helper: &Path, link: &Link) -> O
     } else {
         ClientMode::Exit
     };
-    let mut client = match spawn(helper, stderr_path, mode) {
+    let mut client = match spawn(helper, stderr, mode) {
         Ok(c) => c,
         Err(e) => {
             result.error = Some(CaseError {
@@ -119,24 +135,39 @@ pub fn run(spec: &CaseSpec, stderr_path: &Path, helper: &Path, link: &Link) -> O
     let mut record = StdoutRecord::default();
     let Some(server) = until_ready(&mut client, &mut result, &mut record) else {
         link.free_cpu();
+        // If it died by itself, say how: a server can kill its parent. (Its stdout closes
+        // just before its exit is reported: give the exit a moment to land.)
+        if let Some(fd) = &client.pidfd {
+            let _ = fd.wait_exit(std::time::Duration::from_millis(500));
+        }
+        let died = client.child.try_wait().ok().flatten();
+        let _ = client.child.kill();
+        let _ = client.child.wait();
         if result.error.is_none() {
             result.error = Some(CaseError {
                 kind: ErrorKind::Harness,
-                message: "the client helper ended without reporting a handshake".into(),
+                message: match died.map(ExitStatus::from) {
+                    Some(ExitStatus::Signal(s)) => format!(
+                        "the stand-in client was killed by {s} before it reported the handshake (not by the harness: the server or another process killed the server's parent)"
+                    ),
+                    _ => "the client helper ended without reporting a handshake".into(),
+                },
             });
         }
-        let _ = client.child.kill();
-        let _ = client.child.wait();
-        finish(&mut result, &record, stderr_path, &[], &[]);
+        if let Some(e) = result.error.take() {
+            result.error = Some(tap.explain(e));
+        }
+        finish(&mut result, &record, &tap, &[], &[]);
         return result;
     };
     let before = live_tree(&[client.child.id() as i32]);
     // As in `direct`: this thread's wake-ups must not preempt the exiting server.
     sched::batch_this_thread();
     let watcher = server.watch().ok();
+    let mut sampler = TreeSampler::new(server.pid());
     let steps = step.into_iter().collect();
     let ladder = Ladder::new(steps, spec.budgets.prompt_ms, None);
-    let driven = drive(ladder, &server, watcher.as_ref(), link, |a| {
+    let driven = drive(ladder, &server, watcher.as_ref(), &mut sampler, link, |a| {
         trigger(a, &mut client)
     });
     let ended = driven.ended;
@@ -156,6 +187,6 @@ pub fn run(spec: &CaseSpec, stderr_path: &Path, helper: &Path, link: &Link) -> O
         spec.budgets.prompt_ms
     };
     let alive = settle_descendants(settle_ms, &[server.pid()]);
-    finish(&mut result, &record, stderr_path, &alive, &before);
+    finish(&mut result, &record, &tap, &alive, &before);
     result
 }

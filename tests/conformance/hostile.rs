@@ -107,3 +107,82 @@ fn stateless_server_is_confirmed_without_initialize() {
 fn every_hostile_server_has_a_snapshot_under_every_default_ending() {
     crate::support::assert_snapshot_per_default_ending("conformance/hostile", "hostile");
 }
+
+fn hostile(name: &str) -> PathBuf {
+    PathBuf::from(format!("conformance/hostile/hostile-{name}.toml"))
+}
+
+#[test]
+fn a_three_megabyte_initialize_answer_is_a_normal_handshake() {
+    let r = run(&hostile("huge-answer"), "close");
+    assert!(r.error.is_none(), "{:?}", r.error);
+    assert!(r.handshake.is_some());
+    assert_eq!(r.stage, Some(mcp_shutdown_conformance::model::Stage::Eof));
+    assert_eq!(r.stdout.violations, 0);
+}
+
+#[test]
+fn a_self_stopped_server_is_reported_as_stopped() {
+    let r = run(&hostile("stops-itself"), "close");
+    let d = r.diagnostics.clone().expect("diagnostics");
+    assert_eq!(
+        d.state,
+        Some(mcp_shutdown_conformance::model::ProcState::Stopped)
+    );
+    assert!(d.hint.starts_with("It is stopped"), "{}", d.hint);
+}
+
+#[test]
+fn a_fork_storm_is_found_killed_and_reported_briefly() {
+    let cases: Vec<_> = ["close", "crash"]
+        .iter()
+        .map(|s| run(&hostile("fork-storm"), s))
+        .collect();
+    for r in &cases {
+        assert_eq!(r.leftover_count(), 300, "{}", r.scenario);
+    }
+    let mut report = mcp_shutdown_conformance::internals::report_of(cases);
+    report.resummarize();
+    let text = mcp_shutdown_conformance::render_text(&report);
+    assert!(text.len() < 10_000, "{} bytes:\n{text}", text.len());
+    assert!(text.contains("300 × "), "{text}");
+}
+
+#[test]
+fn a_server_that_stops_reading_fails_the_handshake_with_a_reason() {
+    let r = run(&hostile("stops-reading"), "close");
+    let e = r.error.clone().expect("an error");
+    assert!(
+        e.message.contains("stopped reading its stdin"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn a_stderr_flood_costs_only_a_bounded_tail() {
+    let r = run(&hostile("stderr-flood"), "close");
+    assert!(r.stderr_bytes >= 200_000_000, "{}", r.stderr_bytes);
+    assert!(r.stderr_tail.len() <= 4096);
+    assert_eq!(r.stage, Some(mcp_shutdown_conformance::model::Stage::Eof));
+}
+
+#[test]
+fn servers_that_attack_their_supervisor_are_swept() {
+    for (name, scenario, says) in [
+        ("kills-supervisor", "exit", "swept"),
+        ("kills-parent", "close", "swept"),
+        ("kills-parent", "crash", "killed by SIGKILL"),
+        ("escape-and-kill", "close", "swept"),
+        ("stops-supervisor", "close", "stopped responding"),
+    ] {
+        let r = run(&hostile(name), scenario);
+        let e = r.error.clone().expect("a harness error");
+        assert_eq!(
+            e.kind,
+            mcp_shutdown_conformance::model::ErrorKind::Harness,
+            "{name}"
+        );
+        assert!(e.message.contains(says), "{name} {scenario}: {}", e.message);
+    }
+}

@@ -102,3 +102,37 @@ mod libc_signal {
     pub const KILL: i32 = 9;
     pub const TERM: i32 = 15;
 }
+
+/// A server that SIGKILLs the harness itself (the parent of its supervisor): the run dies,
+/// but every supervisor sees its lifeline close and ends its tree, and the cgroups of a
+/// harness that is gone are swept by the next run.
+#[test]
+fn a_server_that_kills_the_harness_leaves_nothing() {
+    let mark = format!("kills-harness-{}", std::process::id());
+    let status = Command::new(env!("CARGO_BIN_EXE_mcp-shutdown"))
+        .args(["run", "--format", "json", "--no-baseline"])
+        .args([
+            "--manifest",
+            "conformance/hostile-harness/hostile-kills-harness.toml",
+        ])
+        // One case: with the harness gone, a second case's server would look for the
+        // harness above its orphaned supervisor and find this test process (a subreaper).
+        .args(["--scenario", "close"])
+        .env(MARK, &mark)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        status.signal(),
+        Some(9),
+        "the server killed the harness: {status:?}"
+    );
+    wait_for(
+        "every marked process to go away",
+        Duration::from_secs(15),
+        &mark,
+        || marked(&mark).is_empty(),
+    );
+}

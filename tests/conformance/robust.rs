@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::channel;
 use std::sync::{Arc, Mutex};
 
-use mcp_shutdown_conformance::internals::{classify, read_stdout, WireEvent, MAX_LINE};
+use mcp_shutdown_conformance::internals::{
+    classify, read_stdout, read_stdout_bounded, WireEvent, MAX_LINE,
+};
 use mcp_shutdown_conformance::manifest::{self, ManifestError};
 use mcp_shutdown_conformance::model::{StdoutRecord, Violation, ViolationKind};
 use proptest::prelude::*;
@@ -67,11 +69,23 @@ impl Read for Chunked<'_> {
     }
 }
 
-/// What `read_stdout` recorded, and what it forwarded (`None` is the final `Eof`).
+/// The line bound the property tests use: small, so that lines far beyond it are cheap.
+/// (The real bound, 64 MiB, is tested once at its edge below.)
+const BOUND: usize = 4096;
+
+/// What the reader recorded, and what it forwarded (`None` is the final `Eof`).
 fn read_with(input: impl Read) -> (StdoutRecord, Vec<Option<Value>>) {
+    read_bounded(input, BOUND)
+}
+
+fn read_bounded(input: impl Read, bound: usize) -> (StdoutRecord, Vec<Option<Value>>) {
     let rec = Arc::new(Mutex::new(StdoutRecord::default()));
     let (tx, rx) = channel();
-    read_stdout(input, rec.clone(), tx);
+    if bound == MAX_LINE {
+        read_stdout(input, rec.clone(), tx);
+    } else {
+        read_stdout_bounded(input, rec.clone(), tx, bound);
+    }
     let r = rec.lock().unwrap().clone();
     let events = rx
         .try_iter()
@@ -109,12 +123,13 @@ fn model(input: &[u8]) -> (StdoutRecord, Vec<Option<Value>>) {
                 line: rec.lines,
                 kind,
                 excerpt: excerpt(line),
+                size: Some(line.len() as u64),
             });
         }
     };
     for line in parts {
         rec.lines += 1;
-        let verdict = if line.len() > MAX_LINE {
+        let verdict = if line.len() > BOUND {
             Err(ViolationKind::TooLong)
         } else {
             classify(line)
@@ -134,7 +149,7 @@ fn model(input: &[u8]) -> (StdoutRecord, Vec<Option<Value>>) {
     }
     if !tail.is_empty() {
         rec.lines += 1;
-        let kind = if tail.len() > MAX_LINE {
+        let kind = if tail.len() > BOUND {
             ViolationKind::TooLong
         } else {
             ViolationKind::Unterminated
@@ -281,11 +296,11 @@ enum Big {
 
 fn arb_big() -> impl Strategy<Value = Big> {
     let len = prop_oneof![
-        Just(MAX_LINE - 1),
-        Just(MAX_LINE),
-        Just(MAX_LINE + 1),
-        Just(3 * MAX_LINE),
-        MAX_LINE + 2..=3 * MAX_LINE + 2,
+        Just(BOUND - 1),
+        Just(BOUND),
+        Just(BOUND + 1),
+        Just(3 * BOUND),
+        BOUND + 2..=3 * BOUND + 2,
     ];
     prop_oneof![
         3 => arb_piece().prop_map(Big::Small),
@@ -322,8 +337,8 @@ proptest! {
     // Each case moves a few MiB; 24 cases cover the interesting lengths.
     #![proptest_config(config(24))]
 
-    /// Lines around and far beyond MAX_LINE, terminated or not, among ordinary lines: every
-    /// one over MAX_LINE is TooLong, and the lines after it are still judged.
+    /// Lines around and far beyond the bound, terminated or not, among ordinary lines: every
+    /// one over it is TooLong, and the lines after it are still judged.
     #[test]
     fn reader_huge_lines(
         pieces in proptest::collection::vec(arb_big(), 1..6),
@@ -348,21 +363,21 @@ proptest! {
 }
 
 #[test]
-fn three_max_line_line_is_too_long_in_any_chunking() {
-    let _big = big_memory();
+fn three_bounds_long_line_is_too_long_in_any_chunking() {
     let msg = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n";
     for newline in [true, false] {
         let mut input = msg.to_vec();
-        input.extend(std::iter::repeat_n(b'x', 3 * MAX_LINE));
+        input.extend(std::iter::repeat_n(b'x', 3 * BOUND));
         if newline {
             input.push(b'\n');
             input.extend_from_slice(msg);
         }
-        for sizes in [vec![1 << 20], vec![7, 65536, 1], vec![100_000]] {
+        for sizes in [vec![1 << 20], vec![7, 65536, 1], vec![1000]] {
             let (r, events) = read_with(Chunked::new(&input, sizes, vec![false]));
             assert_eq!(r.bytes, input.len() as u64);
             let v = r.first_violation.clone().expect("a violation");
             assert_eq!((v.line, v.kind), (2, ViolationKind::TooLong), "{r:?}");
+            assert_eq!(v.size, Some(3 * BOUND as u64), "reported with its size");
             assert_eq!(v.excerpt, format!("{}…", "x".repeat(80)));
             let expected = if newline { (3, 2, 1) } else { (2, 1, 1) };
             assert_eq!((r.lines, r.messages, r.violations), expected);
@@ -371,12 +386,12 @@ fn three_max_line_line_is_too_long_in_any_chunking() {
     }
 }
 
-/// Exactly at the bound: a line of MAX_LINE bytes is judged on its content, one byte more is
-/// TooLong; terminated or not, in any chunking.
+/// Exactly at the real bound (64 MiB): a line of MAX_LINE bytes is judged on its content,
+/// one byte more is TooLong, terminated or not.
 #[test]
-fn max_line_boundary_in_any_chunking() {
+fn max_line_boundary() {
     let _big = big_memory();
-    for len in [MAX_LINE - 1, MAX_LINE, MAX_LINE + 1] {
+    for len in [MAX_LINE, MAX_LINE + 1] {
         for newline in [true, false] {
             let mut input = vec![b'z'; len];
             if newline {
@@ -387,31 +402,21 @@ fn max_line_boundary_in_any_chunking() {
                 (false, true) => ViolationKind::NotJson,
                 (false, false) => ViolationKind::Unterminated,
             };
-            for sizes in [
-                vec![1 << 20],
-                vec![1, 65535, 3],
-                vec![MAX_LINE],
-                vec![MAX_LINE + 1],
-            ] {
-                let (r, _) = read_with(Chunked::new(&input, sizes.clone(), vec![false]));
-                let v = r.first_violation.clone().expect("a violation");
-                assert_eq!(
-                    (r.lines, r.violations, v.line, v.kind),
-                    (1, 1, 1, kind),
-                    "len {len}, newline {newline}, sizes {sizes:?}"
-                );
-            }
-            let (expected, _) = model(&input);
+            let (r, _) = read_bounded(
+                Chunked::new(&input, vec![1 << 20, 3], vec![false]),
+                MAX_LINE,
+            );
+            let v = r.first_violation.clone().expect("a violation");
             assert_eq!(
-                expected.first_violation.map(|v| v.kind),
-                Some(kind),
-                "the model agrees"
+                (r.lines, r.violations, v.line, v.kind, v.size),
+                (1, 1, 1, kind, Some(len as u64)),
+                "len {len}, newline {newline}"
             );
         }
     }
 }
 
-// ---- 50 MiB without a newline -----------------------------------------------------------
+// ---- far beyond the bound without a newline ---------------------------------------------
 
 /// Produces `left` pseudo-random bytes that are never `\n`, in varying chunk sizes, without
 /// ever holding them all.
@@ -455,14 +460,17 @@ fn proc_status_kib(key: &str) -> Option<u64> {
 }
 
 #[test]
-fn fifty_mib_without_newline_is_consumed_in_bounded_memory() {
-    const TOTAL: usize = 50 << 20;
+fn a_line_far_beyond_the_bound_is_consumed_in_bounded_memory() {
+    const TOTAL: usize = MAX_LINE * 3;
     let _big = big_memory();
     let before = reset_peak_rss();
-    let (r, events) = read_with(Garbage {
-        left: TOTAL,
-        x: 0x9e37_79b9_7f4a_7c15,
-    });
+    let (r, events) = read_bounded(
+        Garbage {
+            left: TOTAL,
+            x: 0x9e37_79b9_7f4a_7c15,
+        },
+        MAX_LINE,
+    );
     let after = proc_status_kib("VmHWM:");
     assert_eq!(r.bytes, TOTAL as u64);
     let v = r.first_violation.expect("a violation");
@@ -471,13 +479,14 @@ fn fifty_mib_without_newline_is_consumed_in_bounded_memory() {
     assert_eq!((r.lines, r.messages, r.violations), (1, 0, 1));
     assert!(r.closed);
     assert_eq!(events, vec![None]);
-    // Had the reader kept the line, the peak would have grown by ~50 MiB. Other tests of
-    // this binary may allocate meanwhile, hence the margin.
+    assert_eq!(v.size, Some(TOTAL as u64));
+    // Had the reader kept the line, the peak would have grown by 192 MiB; it keeps at most
+    // the bound (64 MiB). Other tests of this binary may allocate meanwhile, hence the margin.
     if let (Some(before), Some(after)) = (before, after) {
         let grown_mib = after.saturating_sub(before) / 1024;
         assert!(
-            grown_mib < 24,
-            "peak RSS grew by {grown_mib} MiB while reading 50 MiB"
+            grown_mib < 64 + 40,
+            "peak RSS grew by {grown_mib} MiB while reading 192 MiB"
         );
     }
 }

@@ -1,20 +1,77 @@
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
+use mcp_shutdown_conformance::internals::with_env;
 use mcp_shutdown_conformance::model::JudgedCase;
 use mcp_shutdown_conformance::{manifest, Case, Harness};
 use serde_json::{json, Value};
+
+/// The variable every process of a test case carries (the harness adds it to the server's
+/// environment), so that a test can look for anything the case left running.
+pub const MARK: &str = "MCP_SHUTDOWN_TEST_MARK";
 
 pub fn harness() -> Harness {
     Harness::new(env!("CARGO_BIN_EXE_mcp-shutdown"))
 }
 
-/// Runs one manifest × scenario for real.
+/// A mark no other test case uses.
+pub fn fresh_mark() -> String {
+    static N: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    )
+}
+
+/// Live processes a case with `mark` left: carrying the mark, or named after it (a daemon
+/// that emptied its environment names itself after the mark it had).
+pub fn left_running(mark: &str) -> Vec<String> {
+    let named = format!("-{mark}");
+    let mut out: Vec<String> = with_env(MARK, mark)
+        .into_iter()
+        .map(|p| format!("pid {} (parent {}): {}", p.pid, p.ppid, p.cmdline))
+        .collect();
+    for p in mcp_shutdown_conformance::internals::all_processes() {
+        if !p.is_zombie()
+            && p.cmdline
+                .split(' ')
+                .next()
+                .is_some_and(|a| a.ends_with(&named))
+        {
+            out.push(format!("pid {} (parent {}): {}", p.pid, p.ppid, p.cmdline));
+        }
+    }
+    out
+}
+
+/// Waits (a few seconds at most) until nothing of the case with `mark` runs; panics with
+/// what is left otherwise.
+pub fn assert_nothing_left(mark: &str, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = left_running(mark);
+        if left.is_empty() {
+            return;
+        }
+        if Instant::now() >= deadline {
+            panic!("{what} left processes running:\n{}", left.join("\n"));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Runs one manifest × scenario for real, and checks that nothing of it is left running.
 pub fn run(path: &Path, scenario: &str) -> JudgedCase {
     let m = manifest::load_file(path).unwrap_or_else(|e| panic!("{e}"));
-    harness().run_one(&Case {
+    let mark = fresh_mark();
+    let r = harness().server_env(MARK, &mark).run_one(&Case {
         manifest: m,
         scenario: scenario.parse().unwrap_or_else(|e| panic!("{e}")),
-    })
+    });
+    assert_nothing_left(&mark, &format!("{} under {scenario}", path.display()));
+    r
 }
 
 /// The classes a snapshot pins: stage, exit status, error kind, verdicts, leftovers and
@@ -32,7 +89,7 @@ pub fn classes(r: &JudgedCase) -> Value {
         "exit_status": r.exit_status,
         "error": r.error.as_ref().map(|e| e.kind),
         "checks": checks,
-        "leftovers": r.leftovers.len(),
+        "leftovers": r.leftover_count(),
         "stdout_violation": r.stdout.first_violation.as_ref().map(|v| v.kind),
     })
 }
@@ -42,9 +99,9 @@ pub fn snapshot_name(r: &JudgedCase) -> String {
     format!("{}__{}", r.server, r.scenario.file_stem())
 }
 
-/// The rstest `#[values]` lists of endings must be literals, so they repeat
-/// the default endings; this ties them together: every manifest in `dir` has a snapshot
-/// under every default ending (a new ending missing from a test's list has none).
+/// The rstest `#[values]` lists of endings must be literals, so they repeat the default
+/// endings; this ties them together: every manifest in `dir` has a snapshot under every
+/// default ending (a new ending missing from a test's list has none).
 pub fn assert_snapshot_per_default_ending(dir: &str, module: &str) {
     let servers = mcp_shutdown_conformance::manifest::load(std::path::Path::new(dir)).unwrap();
     let snapshots = std::path::Path::new("tests/conformance/snapshots");

@@ -1,0 +1,198 @@
+//! One case's supervisor process, from the harness's side: spawn it inside the case's
+//! cgroup with the case's marker, answer its CPU-token requests, watch that it stays alive,
+//! and sweep whatever of the case is left when it ends — whether it reported a result or was
+//! killed, crashed or lost.
+
+use std::io::{BufReader, Read};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::time::Duration;
+
+use super::progress::Progress;
+use super::tokens::cpu_tokens;
+use crate::model::{ErrorKind, ExitStatus, Observation, SignalName};
+use crate::os::containment::CaseGroup;
+use crate::os::{mono_ns, signals, tree};
+use crate::supervisor::protocol::{recv, send, CaseSpec, FromSupervisor, ToSupervisor};
+
+/// A supervisor that sends nothing (not even its heartbeat) for this long is lost: stopped
+/// or hung. Its heartbeat thread wakes every second, so only a process that cannot run
+/// misses twenty in a row.
+const LOST_AFTER: Duration = Duration::from_secs(20);
+
+/// What the harness knows of a case while its supervisor runs.
+pub struct Supervised<'a> {
+    pub spec: CaseSpec,
+    pub mark: String,
+    pub group: CaseGroup,
+    pub progress: &'a Progress,
+}
+
+/// How the supervisor ended, from the harness's side.
+enum End {
+    Result(Box<Observation>),
+    /// It ended (or was lost) without a result.
+    NoResult {
+        lost: bool,
+    },
+}
+
+fn reader(child: &mut Child) -> Receiver<FromSupervisor> {
+    let (tx, rx) = channel();
+    let mut lines = BufReader::new(child.stdout.take().expect("piped"));
+    std::thread::spawn(move || {
+        while let Some(msg) = recv::<FromSupervisor>(&mut lines) {
+            if tx.send(msg).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+impl Supervised<'_> {
+    fn fail(&self, msg: String) -> Observation {
+        Observation::failed(
+            &self.spec.server,
+            &self.spec.scenario.id,
+            ErrorKind::Harness,
+            msg,
+        )
+    }
+
+    /// Starts the supervisor inside the case's cgroup (before it has started anything: it
+    /// waits for the spec first).
+    pub fn spawn(&self, helper: &Path) -> Result<Child, Box<Observation>> {
+        let mut cmd = Command::new(helper);
+        cmd.arg("__case")
+            .env(tree::CASE_MARK, &self.mark)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        // Its own group: a terminal's Ctrl-C reaches the harness, which then stops cases.
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        let child = cmd.spawn().map_err(|e| {
+            self.fail(format!(
+                "cannot start the supervisor {}: {e}",
+                helper.display()
+            ))
+        })?;
+        if self.group.is_contained() {
+            if let Err(e) = self.group.add(child.id()) {
+                signals::signal_pid(child.id() as i32, SignalName::Kill);
+                return Err(Box::new(
+                    self.fail(format!("cannot move the supervisor into its cgroup: {e}")),
+                ));
+            }
+        }
+        Ok(child)
+    }
+
+    /// Talks to a running supervisor until it ends or is lost; then sweeps the case.
+    pub fn run(&self, mut child: Child) -> Observation {
+        let mut lifeline = child.stdin.take().expect("piped");
+        send(&mut lifeline, &self.spec);
+        let mut stderr = child.stderr.take().expect("piped");
+        let err_reader = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = stderr.read_to_string(&mut s);
+            s
+        });
+        let rx = reader(&mut child);
+        self.progress.case_started();
+        let end = self.converse(&rx, &mut lifeline);
+        self.progress.case_done();
+        if matches!(end, End::NoResult { lost: true }) {
+            let _ = child.kill();
+        }
+        let status = child.wait();
+        drop(lifeline);
+        let swept = self.sweep();
+        let err = err_reader.join().unwrap_or_default();
+        match end {
+            End::Result(o) => *o,
+            End::NoResult { lost } => self.fail(without_result(lost, status, &err, swept)),
+        }
+    }
+
+    /// The CPU-token protocol (see `supervisor::link`) and the heartbeat.
+    fn converse(&self, rx: &Receiver<FromSupervisor>, lifeline: &mut impl std::io::Write) -> End {
+        let mut token = None;
+        let mut heard = mono_ns();
+        let end = loop {
+            match rx.recv_timeout(Duration::from_secs(1)) {
+                Ok(msg) => {
+                    heard = mono_ns();
+                    match msg {
+                        FromSupervisor::NeedCpu => {
+                            token = Some(cpu_tokens().acquire());
+                            self.progress.busy(true);
+                            send(lifeline, &ToSupervisor::Go);
+                        }
+                        FromSupervisor::FreeCpu => {
+                            if token.take().is_some() {
+                                self.progress.busy(false);
+                            }
+                        }
+                        FromSupervisor::Alive => {}
+                        FromSupervisor::Result { observation } => break End::Result(observation),
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => break End::NoResult { lost: false },
+                Err(RecvTimeoutError::Timeout) => {
+                    if mono_ns().saturating_sub(heard) > LOST_AFTER.as_nanos() as u64 {
+                        break End::NoResult { lost: true };
+                    }
+                }
+            }
+        };
+        if token.take().is_some() {
+            self.progress.busy(false);
+        }
+        end
+    }
+
+    /// Kills whatever of the case is still running: its cgroup, and every process carrying
+    /// its marker. Those that were this process's children (orphans adopted by this
+    /// subreaper) are reaped. Returns how many it killed.
+    fn sweep(&self) -> usize {
+        let mut killed = self.group.kill();
+        for p in tree::marked(&self.mark) {
+            signals::signal_pid(p.pid, SignalName::Kill);
+            killed.push(p.pid);
+        }
+        // Only pids it has just seen alive in the case: reaping any other pid could take the
+        // exit status of a child some other code is waiting for.
+        crate::os::containment::reap(&killed);
+        self.group.remove();
+        killed.len()
+    }
+}
+
+/// The error message of a case whose supervisor ended without a result.
+fn without_result(
+    lost: bool,
+    status: std::io::Result<std::process::ExitStatus>,
+    stderr: &str,
+    swept: usize,
+) -> String {
+    let how = status
+        .map(|s| ExitStatus::from(s).to_string())
+        .unwrap_or_else(|e| e.to_string());
+    let what = if lost {
+        format!(
+            "the case supervisor stopped responding for {} s (stopped or hung; killed)",
+            LOST_AFTER.as_secs()
+        )
+    } else {
+        format!("the case supervisor ended without a result ({how})")
+    };
+    let stderr = stderr.trim();
+    let said = if stderr.is_empty() {
+        String::new()
+    } else {
+        format!(": {stderr}")
+    };
+    format!("{what}{said}; swept {swept} process(es) of the case")
+}
