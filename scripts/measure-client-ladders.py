@@ -213,13 +213,14 @@ def proc_exit_status(pid: int):
 
 
 def measure(client_dir: str, command: list, bound_s: float, settle_s: float,
-            startup_s: float = 90.0) -> dict:
+            startup_s: float = 60.0) -> dict:
     """Runs one client against the recorder and returns what derive() makes of it."""
     tmp = tempfile.mkdtemp(prefix="ladder-")
     log_path = os.path.join(tmp, "recorder.jsonl")
     server_cmd = [sys.executable, RECORDER, "--log", log_path]
-    env = dict(os.environ, RECORDER_LOG=log_path,
-               RECORDER_LIFETIME_S=str(int(startup_s + bound_s + 30)))
+    # The log path is also on the recorder's command line: several SDK clients give the
+    # server only a filtered environment.
+    env = dict(os.environ, RECORDER_LOG=log_path)
     stderr = open(os.path.join(tmp, "client.stderr"), "wb")
     p = subprocess.Popen(command + ["--"] + server_cmd, cwd=client_dir, env=env,
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
@@ -473,6 +474,38 @@ def markdown(rows: list, profiles: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def shape_of(row: dict) -> str:
+    """A ladder with its waits rounded to 0.5 s: the clients' timers, without the jitter."""
+    if "error" in row:
+        return "error: " + row["error"].splitlines()[0][:80]
+    steps = [dict(s) for s in row["steps"]]
+    parts = []
+    for i, s in enumerate(steps):
+        if i:
+            wait = max(0.0, s["at_ms"] - steps[i - 1]["at_ms"])
+            parts.append(f"{round(wait / 500) * 0.5:g} s")
+        parts.append(f"`{s['do']}`" + ("" if s["to"] == "process" else f" ({s['to']})"))
+    left = "server left running" if row["server_left_running"] else "server killed"
+    return " → ".join(parts) + f"; {left}"
+
+
+def sweep_summary(rows: list) -> str:
+    """Consecutive versions with the same ladder shape, one line per run of them."""
+    runs = []
+    for r in rows:
+        shape = shape_of(r)
+        if runs and runs[-1][2] == shape:
+            runs[-1][1] = r["version"]
+            runs[-1][3] += 1
+        else:
+            runs.append([r["version"], r["version"], shape, 1])
+    lines = ["| versions | releases | ladder (waits rounded to 0.5 s) |", "|---|---|---|"]
+    for first, last, shape, n in runs:
+        span = first if first == last else f"{first} – {last}"
+        lines.append(f"| {span} | {n} | {shape} |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("clients", nargs="*", help="client fixture names (default: all)")
@@ -508,6 +541,10 @@ def main() -> int:
         with open(a.json, "w") as f:
             json.dump(doc, f, indent=1)
     table = markdown(rows, profiles)
+    swept = [r for r in rows if r.get("released")]
+    if swept:
+        table += "\nTypeScript SDK, every published 1.x release in version order:\n\n"
+        table += sweep_summary(swept)
     if a.md:
         with open(a.md, "w") as f:
             f.write(table)
