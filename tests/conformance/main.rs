@@ -3,6 +3,7 @@
 
 mod bundled;
 mod cli;
+mod client_ladders;
 mod hostile;
 mod interrupt;
 mod reports;
