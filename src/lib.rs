@@ -20,6 +20,7 @@ compile_error!("mcp-shutdown-conformance needs Linux (pidfd, PR_SET_CHILD_SUBREA
 pub mod baseline;
 pub mod budgets;
 pub mod case;
+pub mod census;
 pub mod cli;
 pub mod diff;
 pub mod manifest;
