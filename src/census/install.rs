@@ -147,6 +147,16 @@ impl Step {
             .collect::<Vec<_>>()
             .join(" ")
     }
+
+    /// The environment it sets, then the command: what a stamp records and a log shows.
+    pub fn render_with_env(&self) -> String {
+        let env: Vec<String> = self.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        if env.is_empty() {
+            self.render()
+        } else {
+            format!("env {} {}", env.join(" "), self.render())
+        }
+    }
 }
 
 /// Where a step ran to, as far as the install logic cares.
@@ -166,7 +176,7 @@ struct System;
 
 impl Runner for System {
     fn run(&self, step: &Step, log: &mut File) -> std::io::Result<Outcome> {
-        writeln!(log, "$ {}", step.render())?;
+        writeln!(log, "$ {}", step.render_with_env())?;
         let out = log.try_clone()?;
         let err = log.try_clone()?;
         let mut child = Command::new(&step.program)
@@ -395,6 +405,15 @@ fn lock(cache: &Path, key: &str) -> Result<Lock, InstallError> {
     Ok(Lock(file))
 }
 
+fn stamp_content(steps: &[Step]) -> String {
+    let mut content = format!("{RECIPE}\n");
+    for step in steps {
+        content.push_str(&step.render_with_env());
+        content.push('\n');
+    }
+    content
+}
+
 fn stamp_path(cache: &Path, key: &str) -> PathBuf {
     cache.join("stamps").join(format!("{key}.stamp"))
 }
@@ -422,12 +441,7 @@ fn run_once(
     key: &str,
     steps: &[Step],
 ) -> Result<bool, InstallError> {
-    let content = steps
-        .iter()
-        .map(Step::render)
-        .collect::<Vec<_>>()
-        .join("\n")
-        + "\n";
+    let content = stamp_content(steps);
     // Fast path without the lock: a finished stamp is never rewritten with other content.
     if stamped(cache, key, &content) {
         return Ok(true);
@@ -568,12 +582,7 @@ fn ensure_uv(
     }
     let steps = uv_steps(cache);
     let key = format!("uv-{UV_VERSION}");
-    let content = steps
-        .iter()
-        .map(Step::render)
-        .collect::<Vec<_>>()
-        .join("\n")
-        + "\n";
+    let content = stamp_content(&steps);
     if !stamped(cache, &key, &content) || !uvx_path(cache).exists() {
         progress(Progress::Runtime {
             tool: "uv".into(),
