@@ -20,6 +20,7 @@
 #[cfg(not(target_os = "linux"))]
 compile_error!("mcp-shutdown-conformance needs Linux (pidfd, PR_SET_CHILD_SUBREAPER, /proc); see docs/ARCHITECTURE.md for what other platforms would need");
 
+mod census;
 mod cli;
 mod config;
 mod error;
