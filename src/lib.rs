@@ -20,6 +20,7 @@
 #[cfg(not(target_os = "linux"))]
 compile_error!("mcp-shutdown-conformance needs Linux (pidfd, PR_SET_CHILD_SUBREAPER, /proc); see docs/ARCHITECTURE.md for what other platforms would need");
 
+#[allow(dead_code, unused_imports)] // wired to the CLI in the census command
 mod census;
 mod cli;
 mod config;
@@ -61,6 +62,11 @@ pub mod internals {
     pub use crate::os::procfs::{all_processes, proc_info, with_env, ProcInfo};
     pub use crate::os::signals::signal_pid;
     pub use crate::rules::Catalogue;
+
+    /// Cached, locked fixture setup (`[setup]` of a manifest).
+    pub mod setup {
+        pub use crate::harness::setup::{ensure, on_path, SetupError};
+    }
 
     /// A report of `results` (for tests that render what they ran).
     pub fn report_of(results: Vec<crate::model::JudgedCase>) -> crate::model::Report {

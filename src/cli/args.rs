@@ -60,7 +60,12 @@ pub enum Cmd {
     #[command(name = "__case", hide = true)]
     Case,
     #[command(name = "__client", hide = true)]
-    Client { mode: ClientMode },
+    Client {
+        mode: ClientMode,
+        /// The pseudo-terminal a `terminal` client makes its controlling terminal.
+        #[arg(long)]
+        tty: Option<PathBuf>,
+    },
 }
 
 fn format_arg(s: &str) -> Result<Format, String> {

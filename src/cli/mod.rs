@@ -28,9 +28,10 @@ pub fn run() -> Result<ExitCode, Error> {
             let helper = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("mcp-shutdown"));
             Ok(ExitCode::from(crate::supervisor::main(&helper) as u8))
         }
-        Cmd::Client { mode } => Ok(ExitCode::from(
-            crate::supervisor::client_stub::main(mode) as u8
-        )),
+        Cmd::Client { mode, tty } => Ok(ExitCode::from(crate::supervisor::client_stub::main(
+            mode,
+            tty.as_deref(),
+        ) as u8)),
         Cmd::Rules { spec } => rules(spec.as_deref()),
         Cmd::Report { action } => report(action),
         Cmd::Diff { old, new } => {

@@ -1,9 +1,13 @@
 //! Client profiles (`conformance/profiles.toml`): how each real MCP client ends a server
 //! over stdio, as data. Each profile is the scenario `close:<id>`; `close` alone is `spec`.
 
-use serde::Deserialize;
+use std::collections::BTreeMap;
 
-use crate::model::{Action, BudgetName, Budgets, ProfileId, SignalName, Step, Target, UnknownId};
+use serde::{Deserialize, Serialize};
+
+use crate::model::{
+    Action, BudgetName, Budgets, Plumbing, ProfileId, SignalName, Step, Target, UnknownId,
+};
 
 /// The profiles shipped with the suite.
 pub const BUNDLED: &str = include_str!("../../conformance/profiles.toml");
@@ -13,9 +17,41 @@ pub const BUNDLED: &str = include_str!("../../conformance/profiles.toml");
 pub enum ProfileAction {
     Nothing,
     CloseStdin,
+    ClosePipes,
     Sigterm,
     Sigint,
     Sigkill,
+}
+
+/// Whether a profile is an SDK's client or an application that hosts servers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProfileKind {
+    #[default]
+    Client,
+    Host,
+}
+
+/// Where a profile's ladder comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProfileBasis {
+    /// Read from the client's or host's own source.
+    Source,
+    /// Observed in public bug reports (closed source).
+    Observed,
+}
+
+/// The source a profile was read from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceRef {
+    pub repository: String,
+    pub paths: Vec<String>,
+    #[serde(rename = "ref")]
+    pub reference: String,
+    #[serde(default)]
+    pub constants: BTreeMap<String, String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -28,18 +64,67 @@ pub struct ProfileStep {
     pub wait_ms: u64,
 }
 
-/// A client profile as written in `profiles.toml`.
+/// A client or host profile as written in `profiles.toml`.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
     pub id: ProfileId,
+    #[serde(default)]
+    pub kind: ProfileKind,
     pub client: String,
+    pub basis: ProfileBasis,
+    pub source: Option<SourceRef>,
+    #[serde(default)]
+    pub observed: Vec<String>,
+    #[serde(default)]
+    pub plumbing: Plumbing,
     /// Take every wait from this budget instead (only `grace_ms`).
     pub waits_from: Option<BudgetName>,
     /// The real client's last wait has no end: the harness caps it.
     #[serde(default)]
     pub unbounded: bool,
+    /// After its last step the real client leaves a survivor running.
+    #[serde(default)]
+    pub abandons: bool,
+    /// What the harness capped or could not know.
+    pub cap_note: Option<String>,
+    /// Another profile whose steps this one replays.
+    pub alias_of: Option<ProfileId>,
+    #[serde(default)]
     pub steps: Vec<ProfileStep>,
+}
+
+/// What a report says about the profile that ran a case.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProfileInfo {
+    pub kind: ProfileKind,
+    pub client: String,
+    pub basis: ProfileBasis,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourceRef>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub observed: Vec<String>,
+    pub plumbing: Plumbing,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cap_note: Option<String>,
+}
+
+impl Profile {
+    pub fn info(&self) -> ProfileInfo {
+        ProfileInfo {
+            kind: self.kind,
+            client: self.client.clone(),
+            basis: self.basis,
+            source: self.source.clone(),
+            observed: self.observed.clone(),
+            plumbing: self.plumbing,
+            cap_note: self.cap_note.clone(),
+        }
+    }
+
+    pub fn is_host(&self) -> bool {
+        self.kind == ProfileKind::Host
+    }
 }
 
 impl Profile {
@@ -52,6 +137,7 @@ impl Profile {
                 let action = match s.action {
                     ProfileAction::Nothing => Action::Nothing,
                     ProfileAction::CloseStdin => Action::CloseStdin,
+                    ProfileAction::ClosePipes => Action::ClosePipes,
                     ProfileAction::Sigterm => signal(SignalName::Term),
                     ProfileAction::Sigint => signal(SignalName::Int),
                     ProfileAction::Sigkill => signal(SignalName::Kill),
@@ -78,6 +164,14 @@ pub enum ProfilesError {
     Duplicate(ProfileId),
     #[error("profiles.toml: there is no `spec` profile (the ladder of `close`)")]
     NoSpec,
+    #[error("profiles.toml: profile `{0}` has no steps and is no alias")]
+    NoSteps(ProfileId),
+    #[error(
+        "profiles.toml: profile `{id}` is an alias of `{of}`, which is not a profile with steps"
+    )]
+    BadAlias { id: ProfileId, of: ProfileId },
+    #[error("profiles.toml: profile `{0}` has neither `source` nor `observed` for its basis")]
+    NoBasis(ProfileId),
 }
 
 /// Every profile of a suite, in file order.
@@ -96,12 +190,39 @@ impl Profiles {
             }),
             message: e.message().trim().to_string(),
         })?;
-        for (i, p) in file.profile.iter().enumerate() {
-            if file.profile[..i].iter().any(|q| q.id == p.id) {
+        let mut list = file.profile;
+        for (i, p) in list.iter().enumerate() {
+            if list[..i].iter().any(|q| q.id == p.id) {
                 return Err(ProfilesError::Duplicate(p.id.clone()));
             }
+            let documented = match p.basis {
+                ProfileBasis::Source => p.source.is_some(),
+                ProfileBasis::Observed => !p.observed.is_empty(),
+            };
+            if !documented {
+                return Err(ProfilesError::NoBasis(p.id.clone()));
+            }
         }
-        let profiles = Self(file.profile);
+        // An alias replays its target's steps (and waits), nothing else.
+        for i in 0..list.len() {
+            let Some(of) = list[i].alias_of.clone() else {
+                if list[i].steps.is_empty() {
+                    return Err(ProfilesError::NoSteps(list[i].id.clone()));
+                }
+                continue;
+            };
+            let target = list
+                .iter()
+                .find(|q| q.id == of && q.alias_of.is_none() && !q.steps.is_empty())
+                .ok_or_else(|| ProfilesError::BadAlias {
+                    id: list[i].id.clone(),
+                    of: of.clone(),
+                })?;
+            let (steps, waits_from) = (target.steps.clone(), target.waits_from);
+            list[i].steps = steps;
+            list[i].waits_from = waits_from;
+        }
+        let profiles = Self(list);
         if profiles.spec().is_none() {
             return Err(ProfilesError::NoSpec);
         }
@@ -131,6 +252,11 @@ impl Profiles {
     /// The specification's ladder (the `close` ending).
     pub fn spec(&self) -> Option<&Profile> {
         self.0.iter().find(|p| p.id.as_str() == "spec")
+    }
+
+    /// The host profiles, in file order.
+    pub fn hosts(&self) -> impl Iterator<Item = &Profile> {
+        self.0.iter().filter(|p| p.is_host())
     }
 }
 

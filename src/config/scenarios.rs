@@ -2,8 +2,8 @@
 //! Pure: nothing here touches a process.
 
 use crate::model::{
-    Action, Budgets, Driver, Ending, Scenario, ScenarioId, SignalName, Step, Target, UnknownId,
-    UntilIdle,
+    Action, Budgets, Driver, Ending, GroupKind, Plumbing, Scenario, ScenarioId, SignalName,
+    StdioKind, Step, Target, UnknownId, UntilIdle, Via,
 };
 
 use super::profiles::Profiles;
@@ -25,8 +25,52 @@ pub fn default_ids() -> Vec<ScenarioId> {
         .collect()
 }
 
-/// Builds a scenario by its ID, with waits from `b`.
+/// Launch plumbing asked for on the command line, over what a profile or ending uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PlumbingOverride {
+    pub stdio: Option<StdioKind>,
+    pub group: Option<GroupKind>,
+    pub via: Option<Via>,
+}
+
+impl PlumbingOverride {
+    pub fn apply(&self, p: Plumbing) -> Plumbing {
+        Plumbing {
+            stdio: self.stdio.unwrap_or(p.stdio),
+            group: self.group.unwrap_or(p.group),
+            via: self.via.unwrap_or(p.via),
+        }
+    }
+}
+
+/// Builds a scenario by its ID, with waits from `b` and the ending's or profile's plumbing.
 pub fn build(id: &ScenarioId, b: &Budgets, profiles: &Profiles) -> Result<Scenario, UnknownId> {
+    build_with(id, b, profiles, &PlumbingOverride::default())
+}
+
+/// [`build`], with launch plumbing overridden.
+pub fn build_with(
+    id: &ScenarioId,
+    b: &Budgets,
+    profiles: &Profiles,
+    over: &PlumbingOverride,
+) -> Result<Scenario, UnknownId> {
+    let mut s = build_default(id, b, profiles)?;
+    s.plumbing = over.apply(s.plumbing);
+    // Whether a terminal's signal reaches the server depends on the group it is in.
+    let reaches = s.plumbing.group == GroupKind::Host;
+    for st in &mut s.steps {
+        match &mut st.action {
+            Action::Hangup { reaches_server } | Action::Interrupt { reaches_server } => {
+                *reaches_server = reaches;
+            }
+            _ => {}
+        }
+    }
+    Ok(s)
+}
+
+fn build_default(id: &ScenarioId, b: &Budgets, profiles: &Profiles) -> Result<Scenario, UnknownId> {
     let spec = || {
         profiles
             .spec()
@@ -39,6 +83,8 @@ pub fn build(id: &ScenarioId, b: &Budgets, profiles: &Profiles) -> Result<Scenar
             let profile = profiles.get(p)?;
             return Ok(Scenario {
                 unbounded: profile.unbounded,
+                abandons: profile.abandons,
+                plumbing: profile.plumbing,
                 ..Scenario::new(id.clone(), Driver::Direct, profile.ladder(b))
             });
         }
@@ -96,6 +142,30 @@ pub fn build(id: &ScenarioId, b: &Budgets, profiles: &Profiles) -> Result<Scenar
             inflight: true,
             ..Scenario::new(id.clone(), Driver::Direct, spec())
         },
+        // A terminal host: the server stays in the host's foreground group unless it was
+        // moved out, so the terminal's signal reaches both; the host then dies.
+        Ending::Sighup | Ending::CtrlC => {
+            let action = if ending == Ending::Sighup {
+                Action::Hangup {
+                    reaches_server: true,
+                }
+            } else {
+                Action::Interrupt {
+                    reaches_server: true,
+                }
+            };
+            Scenario {
+                plumbing: Plumbing {
+                    group: GroupKind::Host,
+                    ..Plumbing::default()
+                },
+                ..Scenario::new(
+                    id.clone(),
+                    Driver::Terminal,
+                    vec![Step::new(action, b.observe_ms)],
+                )
+            }
+        }
     })
 }
 
@@ -138,14 +208,14 @@ mod tests {
     fn profiles_follow_the_reference_table() {
         let b = Budgets::default();
         let java = get("close:java", &b);
-        assert!(!java.closes_stdin() && java.unbounded);
+        assert!(!java.closes_stdin() && java.abandons);
         let rust = get("close:rust", &b);
         assert_eq!(
             rust.steps
                 .iter()
                 .map(|s| stage_after(&s.action))
                 .collect::<Vec<_>>(),
-            [Stage::Eof, Stage::Sigkill]
+            [Stage::Eof, Stage::Sigterm, Stage::Sigkill]
         );
         let py = get("close:python", &b);
         assert!(matches!(
@@ -164,5 +234,21 @@ mod tests {
             }
         ));
         assert_eq!(cs.ending(), Ending::Close);
+    }
+
+    #[test]
+    fn terminal_endings_reach_the_server_only_in_the_hosts_group() {
+        let b = Budgets::default();
+        let p = Profiles::bundled();
+        let hup = build(&"sighup".parse().unwrap(), &b, &p).unwrap();
+        assert_eq!(hup.driver, Driver::Terminal);
+        assert_eq!(stage_after(&hup.steps[0].action), Stage::Sighup);
+        let own = PlumbingOverride {
+            group: Some(GroupKind::Session),
+            ..Default::default()
+        };
+        let alone = build_with(&"ctrl-c".parse().unwrap(), &b, &p, &own).unwrap();
+        assert_eq!(stage_after(&alone.steps[0].action), Stage::Eof);
+        assert_eq!(alone.plumbing.group, GroupKind::Session);
     }
 }

@@ -66,6 +66,8 @@ closed_id!(
         ProcessNoLeakedDescendants => "process-no-leaked-descendants",
         StdioStdoutOnlyMcp => "stdio-stdout-only-mcp",
         StdioInflightResponse => "stdio-inflight-response",
+        ProcessExitOnHangup => "process-exit-on-hangup",
+        ProcessExitOnCtrlC => "process-exit-on-ctrl-c",
     }
 );
 
@@ -80,6 +82,10 @@ closed_id!(
         Sigterm => "sigterm",
         Sigint => "sigint",
         Inflight => "inflight",
+        /// A terminal host's terminal is closed: SIGHUP to its foreground group, then EOF.
+        Sighup => "sighup",
+        /// Ctrl-C in a terminal host: SIGINT to its foreground group, then the host exits.
+        CtrlC => "ctrl-c",
     }
 );
 
@@ -93,6 +99,8 @@ impl Ending {
         Ending::Sigterm,
         Ending::Sigint,
         Ending::Inflight,
+        Ending::Sighup,
+        Ending::CtrlC,
     ];
 }
 
@@ -349,6 +357,8 @@ mod tests {
                 "process-no-leaked-descendants",
                 "stdio-stdout-only-mcp",
                 "stdio-inflight-response",
+                "process-exit-on-hangup",
+                "process-exit-on-ctrl-c",
             ]
         );
         let endings: Vec<&str> = Ending::ALL.iter().map(|e| e.as_str()).collect();
@@ -361,7 +371,9 @@ mod tests {
                 "stdin-null",
                 "sigterm",
                 "sigint",
-                "inflight"
+                "inflight",
+                "sighup",
+                "ctrl-c",
             ]
         );
         let budgets: Vec<&str> = BudgetName::ALL.iter().map(|b| b.as_str()).collect();

@@ -19,6 +19,9 @@ pub use observation::{
 pub use report::{
     Containment, Host, JudgedCase, Membership, Quote, Report, RuleInfo, ServerInfo, Summary, Tool,
 };
-pub use scenario::{stage_after, Action, Driver, Ladder, Scenario, Stage, Step, Target, UntilIdle};
+pub use scenario::{
+    stage_after, Action, Driver, GroupKind, Ladder, Plumbing, Scenario, Stage, StdioKind, Step,
+    Target, UntilIdle, Via,
+};
 pub use signal::{ExitStatus, SignalName};
 pub use verdict::{Basis, Check, Level, Outcome, SpecReference, Status};

@@ -28,6 +28,18 @@ pub enum Action {
     Nothing,
     /// Close the server's stdin (the harness is its parent and holds the pipe).
     CloseStdin,
+    /// Close stdin and stop reading stdout: the server's next write gets EPIPE (a host that
+    /// quits without a word).
+    ClosePipes,
+    /// The terminal of a terminal host goes away: the kernel sends SIGHUP to the host (the
+    /// session leader), which dies, and then to its foreground process group.
+    Hangup {
+        /// The server is in the host's foreground group, so the SIGHUP reaches it too.
+        reaches_server: bool,
+    },
+    /// Ctrl-C in the terminal of a terminal host: SIGINT to the foreground process group;
+    /// the host dies of it.
+    Interrupt { reaches_server: bool },
     /// Send a signal.
     Signal { signal: SignalName, to: Target },
     /// The client process exits with status 0 without closing anything.
@@ -41,7 +53,12 @@ impl Action {
     pub fn closes_stdin(self) -> bool {
         matches!(
             self,
-            Action::CloseStdin | Action::ClientExit | Action::ClientKill
+            Action::CloseStdin
+                | Action::ClosePipes
+                | Action::ClientExit
+                | Action::ClientKill
+                | Action::Hangup { .. }
+                | Action::Interrupt { .. }
         )
     }
 }
@@ -84,6 +101,55 @@ pub enum Driver {
     Direct,
     /// A separate client process launches it, does the handshake, then dies.
     Client,
+    /// A stand-in terminal host (the session leader of a pseudo-terminal) launches it; the
+    /// terminal is then closed, or Ctrl-C typed into it.
+    Terminal,
+}
+
+/// How a server's stdin and stdout are connected.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StdioKind {
+    #[default]
+    Pipes,
+    /// One Unix socketpair per stream (what libuv, so every Node and Electron host, and Bun
+    /// give their children).
+    Socketpair,
+}
+
+/// Which process group and session the server is in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GroupKind {
+    /// The host's group and session: a terminal's signals reach it with the host.
+    Host,
+    /// A group of its own, in the host's session.
+    #[default]
+    Own,
+    /// A session (and group) of its own (setsid).
+    Session,
+}
+
+/// How the server's command is run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Via {
+    #[default]
+    Direct,
+    /// Through `sh -c '<command>'`: the server may be a grandchild behind the shell.
+    Shell,
+}
+
+/// How a host launches a server.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Plumbing {
+    #[serde(default)]
+    pub stdio: StdioKind,
+    #[serde(default)]
+    pub group: GroupKind,
+    #[serde(default)]
+    pub via: Via,
 }
 
 /// Which step ended the server: a stable vocabulary.
@@ -96,6 +162,8 @@ pub enum Stage {
     Sigint,
     /// Exited after SIGTERM.
     Sigterm,
+    /// Exited after SIGHUP (its terminal went away).
+    Sighup,
     /// Needed SIGKILL.
     Sigkill,
     /// Still alive when the harness stopped waiting (then killed by the harness).
@@ -107,6 +175,7 @@ impl std::fmt::Display for Stage {
         f.write_str(match self {
             Stage::Eof => "eof",
             Stage::Sigint => "sigint",
+            Stage::Sighup => "sighup",
             Stage::Sigterm => "sigterm",
             Stage::Sigkill => "sigkill",
             Stage::Survived => "survived",
@@ -117,12 +186,27 @@ impl std::fmt::Display for Stage {
 /// The stage of a server that exited after `action` (the last one it received).
 pub fn stage_after(action: &Action) -> Stage {
     match action {
-        Action::Nothing | Action::CloseStdin | Action::ClientExit | Action::ClientKill => {
-            Stage::Eof
+        Action::Nothing
+        | Action::CloseStdin
+        | Action::ClosePipes
+        | Action::ClientExit
+        | Action::ClientKill
+        | Action::Hangup {
+            reaches_server: false,
         }
+        | Action::Interrupt {
+            reaches_server: false,
+        } => Stage::Eof,
+        Action::Hangup {
+            reaches_server: true,
+        } => Stage::Sighup,
+        Action::Interrupt {
+            reaches_server: true,
+        } => Stage::Sigint,
         Action::Signal { signal, .. } => match signal {
             SignalName::Kill => Stage::Sigkill,
             SignalName::Int => Stage::Sigint,
+            SignalName::Hup => Stage::Sighup,
             _ => Stage::Sigterm,
         },
     }
@@ -136,6 +220,11 @@ pub struct Ladder {
     /// The real client's last wait never ends (the harness capped it).
     #[serde(default)]
     pub unbounded: bool,
+    /// After its last step the real client stops waiting and leaves a survivor running.
+    #[serde(default)]
+    pub abandons: bool,
+    #[serde(default)]
+    pub plumbing: Plumbing,
 }
 
 /// A way of ending a session, ready to run: built from a [`ScenarioId`], the budgets and the
@@ -151,6 +240,9 @@ pub struct Scenario {
     pub inflight: bool,
     /// The real client's last wait never ends (the harness caps it).
     pub unbounded: bool,
+    /// After its last step the real client stops waiting and leaves a survivor running.
+    pub abandons: bool,
+    pub plumbing: Plumbing,
 }
 
 impl Scenario {
@@ -162,6 +254,8 @@ impl Scenario {
             stdin_null: false,
             inflight: false,
             unbounded: false,
+            abandons: false,
+            plumbing: Plumbing::default(),
         }
     }
 
@@ -191,6 +285,8 @@ impl Scenario {
         Ladder {
             steps: self.steps.clone(),
             unbounded: self.unbounded,
+            abandons: self.abandons,
+            plumbing: self.plumbing,
         }
     }
 }

@@ -26,6 +26,44 @@ pub fn wait_writable(fd: impl AsFd, timeout: Duration) -> io::Result<bool> {
     }
 }
 
+/// A reader that ends (reads 0 bytes, as at end-of-file) as soon as its stop pipe is
+/// written to or closed, so that its owner can stop reading a server's stdout at a moment
+/// of its choosing (a host that closes its pipes) and the stream is then closed.
+pub struct Stoppable {
+    inner: std::fs::File,
+    stop: std::os::fd::OwnedFd,
+}
+
+impl Stoppable {
+    /// The reader, and the stop pipe's write end: drop it to stop the reader.
+    pub fn new(inner: std::fs::File) -> io::Result<(Self, std::os::fd::OwnedFd)> {
+        let (r, w) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
+        Ok((Self { inner, stop: r }, w))
+    }
+}
+
+impl io::Read for Stoppable {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let mut fds = [
+                PollFd::new(self.inner.as_fd(), PollFlags::POLLIN),
+                PollFd::new(self.stop.as_fd(), PollFlags::POLLIN),
+            ];
+            match poll(&mut fds, PollTimeout::NONE) {
+                Ok(_) => {}
+                Err(nix::errno::Errno::EINTR) => continue,
+                Err(e) => return Err(e.into()),
+            }
+            if fds[1].revents().is_some_and(|r| !r.is_empty()) {
+                return Ok(0);
+            }
+            if fds[0].revents().is_some_and(|r| !r.is_empty()) {
+                return self.inner.read(buf);
+            }
+        }
+    }
+}
+
 /// Reads a pipe to its end, keeping only the last `keep` bytes and the count of all of them:
 /// a server that floods its stderr costs neither memory nor disk.
 pub fn tail_pipe(mut r: impl io::Read, keep: usize, out: &std::sync::Mutex<Tail>) {

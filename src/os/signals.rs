@@ -23,6 +23,23 @@ pub fn signal_group(pgid: i32, sig: SignalName) -> io::Result<()> {
     }
 }
 
+/// Sends a signal to the process group `pid` is in. When that is this process's own group (a
+/// server launched in its host's group), every member but this process is signalled one by
+/// one: the harness must not stop itself.
+pub fn signal_group_of(pid: i32, sig: SignalName) {
+    let pgid = nix::unistd::getpgid(Some(Pid::from_raw(pid))).map_or(pid, |g| g.as_raw());
+    let me = nix::unistd::getpgrp().as_raw();
+    if pgid != me {
+        let _ = signal_group(pgid, sig);
+        return;
+    }
+    for p in super::procfs::all_processes() {
+        if p.pgid == pgid && p.pid != own_pid() && !p.is_zombie() {
+            signal_pid(p.pid, sig);
+        }
+    }
+}
+
 /// Sends a signal to one pid (used for descendants found in `/proc`, which have no pidfd).
 pub fn signal_pid(pid: i32, sig: SignalName) {
     if pid > 0 {

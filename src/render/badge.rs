@@ -148,6 +148,8 @@ fn reason(r: &JudgedCase, c: &Check) -> (u8, String) {
         (RuleId::ProcessExitOnSigint, _) => (6, "ignores SIGINT"),
         (RuleId::StdioExitOnEofAtStart, _) => (7, "ignores EOF at start"),
         (RuleId::StdioExitOnClientDeath, _) => (9, "slow exit on client exit"),
+        (RuleId::ProcessExitOnHangup, _) => (6, "outlives its terminal"),
+        (RuleId::ProcessExitOnCtrlC, _) => (6, "outlives Ctrl-C"),
         (RuleId::StdioInflightResponse, _) => (30, "drops the request in flight"),
     };
     (p, text.to_string())

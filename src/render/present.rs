@@ -55,6 +55,9 @@ pub fn action_label(a: &Action) -> String {
     match a {
         Action::Nothing => "client starts closing".into(),
         Action::CloseStdin => "close stdin".into(),
+        Action::ClosePipes => "close both pipes".into(),
+        Action::Hangup { .. } => "terminal closed".into(),
+        Action::Interrupt { .. } => "Ctrl-C".into(),
         Action::Signal {
             signal,
             to: Target::Process,

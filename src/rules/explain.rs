@@ -34,6 +34,10 @@ pub fn ending(end: &End) -> String {
             "SIGINT ended it, {} after the session was ended",
             ms(end.exit_ms)
         ),
+        Some(Stage::Sighup) => format!(
+            "SIGHUP ended it, {} after its terminal went away",
+            ms(end.exit_ms)
+        ),
         Some(Stage::Sigkill) => format!(
             "only SIGKILL ended it, {} after the session was ended",
             ms(end.exit_ms)
@@ -49,6 +53,8 @@ fn prompt(after: Trigger, end: &End) -> String {
         Trigger::ClientDied => "after its client died",
         Trigger::Sigterm => "after SIGTERM",
         Trigger::SigintToGroup => "after SIGINT to its process group",
+        Trigger::TerminalClosed => "after its terminal host's terminal was closed",
+        Trigger::CtrlC => "after Ctrl-C stopped its terminal host",
     };
     format!("exited {} {what}{}", ms(end.exit_ms), load_note(end))
 }
@@ -59,6 +65,8 @@ fn not_prompt(after: Trigger, budget_ms: u64, end: &End) -> String {
         Trigger::ClientDied => "of its client's death",
         Trigger::Sigterm => "of SIGTERM (stdin still open)",
         Trigger::SigintToGroup => "of SIGINT to its process group",
+        Trigger::TerminalClosed => "of its terminal host's terminal closing",
+        Trigger::CtrlC => "of Ctrl-C stopping its terminal host",
     };
     format!("did not exit within {budget_ms} ms {what}: {}", ending(end))
 }
@@ -76,6 +84,13 @@ pub fn message(f: &Finding) -> String {
         Finding::Orphaned { observe_ms } => format!(
             "orphaned: still running {observe_ms} ms after its client died (reparented away from its client; the harness killed it)"
         ),
+        Finding::OutlivedHost { observe_ms, after } => format!(
+            "orphaned: still running {observe_ms} ms {} (nothing will ever stop it; the harness killed it)",
+            match after {
+                Trigger::CtrlC => "after Ctrl-C stopped its terminal host",
+                _ => "after its terminal host's terminal was closed",
+            }
+        ),
         Finding::NeverClosesStdin => "this client never closes stdin".into(),
         Finding::BeforeSigkill { stage } => format!(
             "ended before SIGKILL ({})",
@@ -84,6 +99,9 @@ pub fn message(f: &Finding) -> String {
         Finding::Forced { end } => ending(end),
         Finding::WouldHangClient => {
             "it outlived this client's whole ladder: the client would wait forever".into()
+        }
+        Finding::Abandoned => {
+            "it outlived this client's whole ladder: the client gives up and leaves it running".into()
         }
         Finding::EveryServerSignalled => {
             "this client never closes stdin, so every server it stops gets a signal".into()
@@ -136,6 +154,18 @@ pub fn message(f: &Finding) -> String {
         }
         Finding::NothingInFlight => "no request was in flight".into(),
     }
+}
+
+/// The note on a case whose processes hit the per-case limit.
+pub fn limit_hit(refused: u64) -> String {
+    format!("the per-case process limit refused {refused} fork(s): a fork storm")
+}
+
+/// The note on a case whose real client gives up and leaves the server running.
+pub fn left_running(capped_ms: u64) -> String {
+    format!(
+        "this client stops waiting after its last step and leaves the server running (the harness stopped after {capped_ms} ms)"
+    )
 }
 
 /// The note on a case whose real client would have waited forever.

@@ -13,6 +13,8 @@ pub enum Trigger {
     ClientDied,
     Sigterm,
     SigintToGroup,
+    TerminalClosed,
+    CtrlC,
 }
 
 /// How a case ended, as the wording of a finding needs it.
@@ -68,6 +70,13 @@ pub enum Finding {
     },
     /// Outlived a client whose last wait has no end.
     WouldHangClient,
+    /// Outlived a client that then gives up and leaves it running.
+    Abandoned,
+    /// Still running `observe_ms` after its terminal host went away.
+    OutlivedHost {
+        observe_ms: u64,
+        after: Trigger,
+    },
     /// A client that never closes stdin signals every server: not the server's doing.
     EveryServerSignalled,
     /// Started with stdin at EOF and exited by itself.
@@ -118,8 +127,10 @@ impl Finding {
             | InflightAnswered => Outcome::Pass,
             NotPrompt { .. }
             | Orphaned { .. }
+            | OutlivedHost { .. }
             | Forced { .. }
             | WouldHangClient
+            | Abandoned
             | IgnoredEofAtStart { .. }
             | Leaked { .. }
             | StdoutViolations { .. }
@@ -157,6 +168,8 @@ pub fn judge(rule: RuleId, o: &Observation, cx: &Context) -> Finding {
         RuleId::ProcessNoLeakedDescendants => no_leaked_descendants(o, cx),
         RuleId::StdioStdoutOnlyMcp => stdout_only_mcp(o, cx),
         RuleId::StdioInflightResponse => inflight_response(o),
+        RuleId::ProcessExitOnHangup => exit_after_host(o, cx, Trigger::TerminalClosed),
+        RuleId::ProcessExitOnCtrlC => exit_after_host(o, cx, Trigger::CtrlC),
     }
 }
 
@@ -196,11 +209,35 @@ fn exit_on_client_death(o: &Observation, cx: &Context) -> Finding {
     prompt_after(o, cx, Stage::Eof, Trigger::ClientDied)
 }
 
+/// After a terminal host went away, whatever reached it (the signal, end-of-file), a server
+/// must be gone within the prompt budget.
+fn exit_after_host(o: &Observation, cx: &Context, after: Trigger) -> Finding {
+    match o.stage {
+        Some(Stage::Survived) => Finding::OutlivedHost {
+            observe_ms: cx.budgets.observe_ms,
+            after,
+        },
+        Some(_) if o.own_ms().is_some_and(|t| t <= cx.budgets.prompt_ms as f64) => {
+            Finding::Prompt {
+                after,
+                end: End::of(o),
+            }
+        }
+        _ => Finding::NotPrompt {
+            after,
+            budget_ms: cx.budgets.prompt_ms,
+            end: End::of(o),
+        },
+    }
+}
+
 fn no_forced_kill(o: &Observation, cx: &Context) -> Finding {
     if !cx.scenario.closes_stdin() {
         return match o.stage {
-            // Even its signals did not end it: a client that waits without end hangs forever.
+            // Even its signals did not end it: a client that waits without end hangs forever,
+            // one that gives up leaves it running.
             Some(Stage::Survived) if cx.scenario.unbounded => Finding::WouldHangClient,
+            Some(Stage::Survived) if cx.scenario.abandons => Finding::Abandoned,
             _ => Finding::EveryServerSignalled,
         };
     }

@@ -65,8 +65,17 @@ impl Catalogue {
 
 /// The note a case carries when the numbers alone do not say what the ending costs.
 pub fn note(o: &Observation, scenario: &Scenario) -> Option<String> {
-    (o.stage == Some(Stage::Survived) && scenario.unbounded)
-        .then(|| explain::would_wait_forever(scenario.steps.last().map_or(0, |s| s.wait_ms)))
+    let capped = scenario.steps.last().map_or(0, |s| s.wait_ms);
+    let survived = o.stage == Some(Stage::Survived);
+    let parts: Vec<String> = [
+        (survived && scenario.unbounded).then(|| explain::would_wait_forever(capped)),
+        (survived && scenario.abandons).then(|| explain::left_running(capped)),
+        (o.limit_hits > 0).then(|| explain::limit_hit(o.limit_hits)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 #[cfg(test)]
@@ -174,7 +183,7 @@ mod tests {
     }
 
     #[test]
-    fn a_server_that_would_hang_the_java_client_is_flagged() {
+    fn a_server_the_java_client_leaves_running_is_flagged() {
         let r = case("close:java", Some(Stage::Survived), None);
         let j = judge(&r, "2026-07-28");
         assert_eq!(
@@ -184,7 +193,7 @@ mod tests {
         );
         let b = Budgets::default();
         let s = scenarios::build(&r.scenario, &b, &Profiles::bundled()).unwrap();
-        assert!(note(&r, &s).unwrap().contains("would wait forever"));
+        assert!(note(&r, &s).unwrap().contains("leaves the server running"));
     }
 
     #[test]

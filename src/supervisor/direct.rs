@@ -17,13 +17,23 @@ use crate::os::{mono_ns, procfs, sched, signals, Pidfd};
 /// The id of the request the `inflight` scenario leaves in flight.
 const INFLIGHT_ID: i64 = 3;
 
+/// The supervisor's ends of the server's pipes.
+struct Ends {
+    stdin: Option<ServerStdin>,
+    stop_reading: Option<std::os::fd::OwnedFd>,
+}
+
 /// Performs one ladder action on the server. Returns the trigger time (just before the
 /// syscall that does it).
-fn perform(action: Action, stdin: &mut Option<ServerStdin>, server: &Pidfd) -> u64 {
+fn perform(action: Action, ends: &mut Ends, server: &Pidfd) -> u64 {
     let t = mono_ns();
     match action {
         Action::Nothing => {}
-        Action::CloseStdin => drop(stdin.take()),
+        Action::CloseStdin => drop(ends.stdin.take()),
+        Action::ClosePipes => {
+            drop(ends.stdin.take());
+            drop(ends.stop_reading.take());
+        }
         Action::Signal {
             signal,
             to: Target::Tree,
@@ -42,11 +52,12 @@ fn perform(action: Action, stdin: &mut Option<ServerStdin>, server: &Pidfd) -> u
         Action::Signal {
             signal,
             to: Target::Group,
-        } => {
-            let _ = signals::signal_group(server.pid(), signal);
-        }
-        // Client actions only exist in the `client` driver's ladders.
-        Action::ClientExit | Action::ClientKill => {}
+        } => signals::signal_group_of(server.pid(), signal),
+        // Client and terminal actions only exist in the other drivers' ladders.
+        Action::ClientExit
+        | Action::ClientKill
+        | Action::Hangup { .. }
+        | Action::Interrupt { .. } => {}
     }
     t
 }
@@ -78,7 +89,12 @@ fn start(
     result: &mut Observation,
 ) -> Option<Running> {
     link.need_cpu();
-    let mut run = match launch(&spec.launch, stderr, spec.scenario.stdin_null) {
+    let mut run = match launch(
+        &spec.launch,
+        stderr,
+        spec.scenario.stdin_null,
+        &spec.scenario.plumbing,
+    ) {
         Ok(r) => r,
         Err(e) => {
             link.free_cpu();
@@ -156,15 +172,20 @@ pub fn run(spec: &CaseSpec, link: &Link) -> Observation {
     let Running {
         child: mut server_child,
         pidfd,
-        mut stdin,
+        stdin,
+        stop_reading,
         record,
         rx,
         watcher,
         mut sampler,
         ..
     } = run;
+    let mut ends = Ends {
+        stdin,
+        stop_reading,
+    };
     let driven = drive(ladder, &pidfd, watcher.as_ref(), &mut sampler, link, |a| {
-        perform(a, &mut stdin, &pidfd)
+        perform(a, &mut ends, &pidfd)
     });
     let ended = driven.ended;
     result.stage = Some(ended.stage);

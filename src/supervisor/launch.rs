@@ -3,9 +3,11 @@
 //! stand-in client do. The exit watcher and the tree sampler start with the server, so that
 //! nothing is created between the handshake and the trigger.
 
+use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::AsFd;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -15,10 +17,14 @@ use super::link::spawn_guard;
 use crate::config::manifest::{Launch, Protocol};
 use crate::mcp::handshake::{handshake as mcp_handshake, Deadline, HandshakeFailure, Peer};
 use crate::mcp::wire::{read_stdout, WireEvent};
-use crate::model::{Budgets, CaseError, ErrorKind, ExitStatus, HandshakeInfo, StdoutRecord};
+use crate::model::{
+    Budgets, CaseError, ErrorKind, ExitStatus, GroupKind, HandshakeInfo, Plumbing, StdioKind,
+    StdoutRecord, Via,
+};
 use crate::os::fdio::{self, Tail};
 use crate::os::procfs::{TreeReading, TreeSampler};
 use crate::os::{mono_ns, sched, Pidfd};
+use nix::fcntl::OFlag;
 
 /// How much of the server's stderr a report keeps.
 const STDERR_TAIL: usize = 4096;
@@ -63,11 +69,12 @@ impl StderrTap {
     }
 }
 
-/// The server's stdin, written without ever blocking for good (see [`Peer`]).
-pub struct ServerStdin(ChildStdin);
+/// The server's stdin (a pipe or a socket), written without ever blocking for good (see
+/// [`Peer`]).
+pub struct ServerStdin(File);
 
 impl ServerStdin {
-    fn new(stdin: ChildStdin) -> Self {
+    fn new(stdin: File) -> Self {
         // A server that stops reading must not hang the harness in `write`.
         let _ = fdio::set_nonblocking(stdin.as_fd());
         Self(stdin)
@@ -145,6 +152,8 @@ pub struct Running {
     pub child: Child,
     pub pidfd: Pidfd,
     pub stdin: Option<ServerStdin>,
+    /// Dropping it stops the stdout reader, which then closes its end (a host that quits).
+    pub stop_reading: Option<OwnedFd>,
     pub record: Arc<Mutex<StdoutRecord>>,
     pub rx: Receiver<WireEvent>,
     pub started_ns: u64,
@@ -183,32 +192,114 @@ fn spawn_failed(launch: &Launch, e: io::Error) -> CaseError {
     }
 }
 
-/// Starts the server: own process group, stdout to a reader thread, stderr to `stderr`.
-pub fn launch(launch: &Launch, stderr: Stdio, stdin_null: bool) -> Result<Running, CaseError> {
-    let mut cmd = Command::new(&launch.command);
-    cmd.args(&launch.args)
-        .current_dir(&launch.cwd)
-        .envs(&launch.env)
-        .stdin(if stdin_null {
-            Stdio::null()
-        } else {
-            Stdio::piped()
-        })
-        .stdout(Stdio::piped())
-        .stderr(stderr);
-    // Its own group, so that group signals reach it and its children but never the harness.
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+/// `sh -c` quoting: every word in single quotes.
+fn shell_words(words: impl IntoIterator<Item = impl AsRef<str>>) -> String {
+    words
+        .into_iter()
+        .map(|w| format!("'{}'", w.as_ref().replace('\'', "'\\''")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The server's stdin and stdout as the plumbing says: the child's ends as `Stdio`, ours as
+/// files.
+fn stdio_ends(
+    plumbing: &Plumbing,
+    stdin_null: bool,
+) -> io::Result<(Stdio, Option<File>, Stdio, File)> {
+    match plumbing.stdio {
+        StdioKind::Pipes => {
+            let (out_r, out_w) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
+            let (child_in, ours_in) = if stdin_null {
+                (Stdio::null(), None)
+            } else {
+                let (r, w) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
+                (Stdio::from(r), Some(File::from(w)))
+            };
+            Ok((child_in, ours_in, Stdio::from(out_w), File::from(out_r)))
+        }
+        StdioKind::Socketpair => {
+            let (ours_out, theirs_out) = UnixStream::pair()?;
+            let (child_in, ours_in) = if stdin_null {
+                (Stdio::null(), None)
+            } else {
+                let (ours, theirs) = UnixStream::pair()?;
+                (
+                    Stdio::from(OwnedFd::from(theirs)),
+                    Some(File::from(OwnedFd::from(ours))),
+                )
+            };
+            Ok((
+                child_in,
+                ours_in,
+                Stdio::from(OwnedFd::from(theirs_out)),
+                File::from(OwnedFd::from(ours_out)),
+            ))
+        }
+    }
+}
+
+/// The command for a launch under `plumbing`: its own group or session, through a shell.
+fn command(launch: &Launch, plumbing: &Plumbing) -> Command {
+    let mut cmd = match plumbing.via {
+        Via::Direct => {
+            let mut c = Command::new(&launch.command);
+            c.args(&launch.args);
+            c
+        }
+        Via::Shell => {
+            let mut c = Command::new("/bin/sh");
+            c.arg("-c").arg(shell_words(
+                std::iter::once(&launch.command).chain(&launch.args),
+            ));
+            c
+        }
+    };
+    cmd.current_dir(&launch.cwd).envs(&launch.env);
+    match plumbing.group {
+        // In the host's group: a terminal's signals reach it with the host.
+        GroupKind::Host => {}
+        // Its own group, so that group signals reach it and its children but never the host.
+        GroupKind::Own => {
+            std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        }
+        GroupKind::Session => {
+            // SAFETY: setsid is async-signal-safe, and the closure touches nothing else
+            // between fork and exec.
+            unsafe {
+                std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+                    nix::unistd::setsid().map(|_| ()).map_err(io::Error::from)
+                });
+            }
+        }
+    }
+    cmd
+}
+
+/// Starts the server as `plumbing` says, stdout to a reader thread, stderr to `stderr`.
+pub fn launch(
+    launch: &Launch,
+    stderr: Stdio,
+    stdin_null: bool,
+    plumbing: &Plumbing,
+) -> Result<Running, CaseError> {
+    let (child_in, ours_in, child_out, ours_out) = stdio_ends(plumbing, stdin_null)
+        .map_err(|e| harness_error(format!("cannot make the server's stdio: {e}")))?;
+    let mut cmd = command(launch, plumbing);
+    cmd.stdin(child_in).stdout(child_out).stderr(stderr);
     let started_ns = mono_ns();
     let spawning = spawn_guard();
     let spawned = cmd.spawn();
     drop(spawning);
+    // The child's ends are closed here, so that our ends see the server's end-of-file.
     drop(cmd);
-    let mut child = spawned.map_err(|e| spawn_failed(launch, e))?;
+    let child = spawned.map_err(|e| spawn_failed(launch, e))?;
     let pidfd = Pidfd::open(child.id()).map_err(|e| harness_error(format!("pidfd_open: {e}")))?;
     let watcher = pidfd.watch().ok();
+    let (stdout, stop_reading) = fdio::Stoppable::new(ours_out)
+        .map_err(|e| harness_error(format!("cannot make a pipe: {e}")))?;
     let record = Arc::new(Mutex::new(StdoutRecord::default()));
     let (tx, rx) = channel();
-    let stdout = child.stdout.take().expect("stdout is piped");
     let rec = record.clone();
     std::thread::spawn(move || {
         // It wakes on EOF in the middle of the server's exit: it must not preempt it.
@@ -216,7 +307,8 @@ pub fn launch(launch: &Launch, stderr: Stdio, stdin_null: bool) -> Result<Runnin
         read_stdout(stdout, rec, tx)
     });
     Ok(Running {
-        stdin: child.stdin.take().map(ServerStdin::new),
+        stdin: ours_in.map(ServerStdin::new),
+        stop_reading: Some(stop_reading),
         sampler: TreeSampler::new(child.id() as i32),
         child,
         pidfd,

@@ -162,7 +162,7 @@ pub fn main(helper: &Path) -> i32 {
     link::watch_deadline();
     let observation = match spec.scenario.driver {
         Driver::Direct => direct::run(&spec, &link),
-        Driver::Client => via_client::run(&spec, helper, &link),
+        Driver::Client | Driver::Terminal => via_client::run(&spec, helper, &link),
     };
     tree::kill_all_descendants();
     send(

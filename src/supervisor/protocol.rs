@@ -69,6 +69,9 @@ pub enum ClientMode {
     Exit,
     /// Wait to be killed.
     Crash,
+    /// Be a terminal host: lead a session whose controlling terminal is the pseudo-terminal
+    /// named on the command line, and die of what the terminal sends.
+    Terminal,
 }
 
 impl ClientMode {
@@ -76,6 +79,7 @@ impl ClientMode {
         match self {
             ClientMode::Exit => "exit",
             ClientMode::Crash => "crash",
+            ClientMode::Terminal => "terminal",
         }
     }
 }
@@ -86,8 +90,9 @@ impl std::str::FromStr for ClientMode {
         match s {
             "exit" => Ok(ClientMode::Exit),
             "crash" => Ok(ClientMode::Crash),
+            "terminal" => Ok(ClientMode::Terminal),
             other => Err(format!(
-                "unknown client mode `{other}` (known: exit, crash)"
+                "unknown client mode `{other}` (known: exit, crash, terminal)"
             )),
         }
     }

@@ -2,6 +2,7 @@
 //! handshake and then dies (exits, or is killed); the supervisor watches what the server does.
 
 use std::io::BufReader;
+use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
@@ -23,6 +24,24 @@ struct Client {
     pidfd: Option<Pidfd>,
     stdin: ChildStdin,
     events: BufReader<ChildStdout>,
+    /// For a terminal host: the pseudo-terminal's master (closing it hangs the terminal up)
+    /// and its slave (held until the client has it as its controlling terminal).
+    terminal: Option<(OwnedFd, OwnedFd)>,
+}
+
+/// A pseudo-terminal for a terminal host: (master, slave, the slave's path).
+fn open_terminal() -> std::io::Result<(OwnedFd, OwnedFd, std::path::PathBuf)> {
+    let pty = nix::pty::openpty(None, None)?;
+    // openpty(3) does not set close-on-exec: a master inherited by the client (and so by
+    // the server) would keep the terminal up after the harness drops its own.
+    for fd in [&pty.master, &pty.slave] {
+        nix::fcntl::fcntl(
+            fd,
+            nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
+        )?;
+    }
+    let path = nix::unistd::ttyname(&pty.slave)?;
+    Ok((pty.master, pty.slave, path))
 }
 
 /// Starts the stand-in client; its stderr is the pipe the server's stderr will be (the
@@ -34,6 +53,13 @@ fn spawn(helper: &Path, stderr: Stdio, mode: ClientMode) -> std::io::Result<Clie
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(stderr);
+    let terminal = if mode == ClientMode::Terminal {
+        let (master, slave, path) = open_terminal()?;
+        cmd.arg("--tty").arg(path);
+        Some((master, slave))
+    } else {
+        None
+    };
     let spawning = spawn_guard();
     let spawned = cmd.spawn();
     drop(spawning);
@@ -44,6 +70,7 @@ fn spawn(helper: &Path, stderr: Stdio, mode: ClientMode) -> std::io::Result<Clie
         // Kept open: `go` on it tells an `exit` client when to exit.
         stdin: child.stdin.take().expect("piped"),
         events: BufReader::new(child.stdout.take().expect("piped")),
+        terminal,
         child,
     })
 }
@@ -76,7 +103,22 @@ fn until_ready(
 
 /// Ends the session the client's way; returns when it happened.
 fn trigger(action: Action, client: &mut Client) -> u64 {
-    let t = if action == Action::ClientKill {
+    let t = if let Action::Hangup { .. } | Action::Interrupt { .. } = action {
+        let (master, _slave) = client
+            .terminal
+            .take()
+            .expect("a terminal host has a terminal");
+        let t = mono_ns();
+        if let Action::Interrupt { .. } = action {
+            // What a terminal gets from Ctrl-C: the line discipline sends SIGINT to the
+            // foreground group. The master stays open (the terminal does not go away).
+            let _ = nix::unistd::write(&master, b"\x03");
+            client.terminal = Some((master, _slave));
+        }
+        // Dropping the master hangs the terminal up: the kernel sends SIGHUP to the session
+        // leader, and to its foreground group when the leader dies.
+        t
+    } else if action == Action::ClientKill {
         let t = mono_ns();
         match &client.pidfd {
             Some(fd) => {
@@ -114,10 +156,10 @@ pub fn run(spec: &CaseSpec, helper: &Path, link: &Link) -> Observation {
     };
     let step = spec.scenario.steps.first().copied();
     let action = step.map_or(Action::ClientExit, |s| s.action);
-    let mode = if action == Action::ClientKill {
-        ClientMode::Crash
-    } else {
-        ClientMode::Exit
+    let mode = match action {
+        Action::ClientKill => ClientMode::Crash,
+        Action::Hangup { .. } | Action::Interrupt { .. } => ClientMode::Terminal,
+        _ => ClientMode::Exit,
     };
     let mut client = match spawn(helper, stderr, mode) {
         Ok(c) => c,

@@ -16,7 +16,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use mcp_shutdown_conformance::{manifest, setup};
+use mcp_shutdown_conformance::internals::setup;
+use mcp_shutdown_conformance::manifest;
 use rstest::rstest;
 use serde_json::Value;
 
