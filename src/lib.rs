@@ -83,6 +83,8 @@ pub mod internals {
             },
             servers: Default::default(),
             rules: Default::default(),
+            profiles: crate::config::profiles::Profiles::bundled()
+                .infos(results.iter().map(|r| &r.scenario)),
             summary: Default::default(),
             results,
         };

@@ -60,6 +60,15 @@ fn case(
     }
 }
 
+/// One case as the harness would judge it, from its stage and latency alone.
+pub fn result(server: &str, scenario: &str, stage: Stage, exit_ms: f64) -> JudgedCase {
+    let mut r = case(server, scenario, Some(stage), Some(exit_ms), None);
+    let id = &r.observation.scenario;
+    let plan = scenarios::build(id, &Budgets::default(), &Profiles::bundled()).expect("built");
+    r.checks = Catalogue::bundled().judge(&r.observation, &plan, &Budgets::default(), rev(SPEC));
+    r
+}
+
 /// The first `upto` planned steps of a case, as if recorded at their planned times.
 fn steps(r: &JudgedCase, upto: usize) -> Vec<StepRecord> {
     let mut at = 0.0;
@@ -240,6 +249,8 @@ pub fn report_of(results: Vec<JudgedCase>) -> Report {
         },
         servers: Default::default(),
         rules: Default::default(),
+        profiles: crate::config::profiles::Profiles::bundled()
+            .infos(results.iter().map(|r| &r.scenario)),
         summary: Default::default(),
         results,
     };

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::model::{GroupKind, StdioKind, Via};
 use crate::render::Format;
 use crate::supervisor::protocol::ClientMode;
 
@@ -99,7 +100,15 @@ pub enum ReportCmd {
         from: PathBuf,
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
+        /// Score only the host profiles and terminal endings (files `<server>-hosts.*`).
+        #[arg(long)]
+        hosts: bool,
     },
+}
+
+/// A kebab-case model enum (`socketpair`, `session`, `shell`) from the command line.
+fn kebab<T: serde::de::DeserializeOwned>(s: &str) -> Result<T, String> {
+    serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(|e| e.to_string())
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
@@ -116,6 +125,21 @@ pub struct RunOpts {
     /// client profile (`close:<profile>`).
     #[arg(long = "scenario", value_name = "ID")]
     pub scenarios: Vec<String>,
+    /// Add every host profile (`close:<host>`: VS Code, Codex, Zed, Goose, Claude, ...) and
+    /// the terminal endings, for the server-by-host view.
+    #[arg(long)]
+    pub hosts: bool,
+    /// Connect every server's stdin and stdout this way instead of each ending's or
+    /// profile's: `pipes` or `socketpair` (what Node, Electron and Bun hosts give).
+    #[arg(long, value_name = "KIND", value_parser = kebab::<StdioKind>)]
+    pub stdio: Option<StdioKind>,
+    /// Put every server in this process group: `host` (the client's; a terminal's signals
+    /// reach it), `own`, or `session` (setsid).
+    #[arg(long, value_name = "KIND", value_parser = kebab::<GroupKind>)]
+    pub group: Option<GroupKind>,
+    /// Launch every server `direct`ly or through `shell` (`/bin/sh -c`, as Zed does).
+    #[arg(long, value_name = "KIND", value_parser = kebab::<Via>)]
+    pub via: Option<Via>,
     /// Only this one case, `SERVER/SCENARIO` (e.g. `node-1.30.0-timer/exit`); repeatable.
     /// Replaces the servers-by-scenarios matrix with exactly the cases named.
     #[arg(

@@ -130,12 +130,20 @@ fn report(action: ReportCmd) -> Result<ExitCode, Error> {
                 .collect::<Result<Vec<_>, _>>()?;
             println!("{}", merge::merge(reports)?.to_json());
         }
-        ReportCmd::Badges { from, out } => {
+        ReportCmd::Badges { from, out, hosts } => {
             let r = load_report(&from)?;
             std::fs::create_dir_all(&out).map_err(Error::io(&out))?;
-            for b in badge::badges(&r) {
+            let scope = if hosts {
+                badge::Scope::Hosts
+            } else {
+                badge::Scope::All
+            };
+            for b in badge::badges_in(&r, scope) {
                 // Not `with_extension`: server names contain dots ("node-1.30.0-timer").
-                let stem = b.file_stem();
+                let stem = match scope {
+                    badge::Scope::All => b.file_stem(),
+                    badge::Scope::Hosts => format!("{}-hosts", b.file_stem()),
+                };
                 let svg = out.join(format!("{stem}.svg"));
                 std::fs::write(&svg, b.svg()).map_err(Error::io(&svg))?;
                 let json = out.join(format!("{stem}.json"));

@@ -7,10 +7,10 @@ use super::args::{FailOn, RunOpts};
 use crate::config::budgets::BudgetOverrides;
 use crate::config::manifest::Manifest;
 use crate::config::profiles::Profiles;
-use crate::config::scenarios;
+use crate::config::scenarios::{self, PlumbingOverride};
 use crate::error::Error;
 use crate::harness::Case;
-use crate::model::{Revision, ScenarioId, Status};
+use crate::model::{Ending, Revision, ScenarioId, Status};
 use crate::render::Format;
 use crate::rules::Catalogue;
 
@@ -19,6 +19,7 @@ use crate::rules::Catalogue;
 pub struct RunPlan {
     pub cases: Vec<Case>,
     pub revision: Revision,
+    pub plumbing: PlumbingOverride,
     pub overrides: BudgetOverrides,
     pub jobs: usize,
     pub format: Format,
@@ -53,6 +54,26 @@ pub fn scenarios(given: &[String], profiles: &Profiles) -> Result<Vec<ScenarioId
             Ok(id)
         })
         .collect()
+}
+
+/// `--hosts`: the close ending, the terminal endings and every host profile, after what
+/// was asked for (only these when nothing was).
+pub fn with_hosts(
+    mut chosen: Vec<ScenarioId>,
+    asked: bool,
+    profiles: &Profiles,
+) -> Vec<ScenarioId> {
+    if !asked {
+        chosen.clear();
+    }
+    let terminal = [Ending::Close, Ending::Sighup, Ending::CtrlC].map(ScenarioId::Ending);
+    let hosts = profiles.hosts().map(|p| ScenarioId::Profile(p.id.clone()));
+    for id in terminal.into_iter().chain(hosts) {
+        if !chosen.contains(&id) {
+            chosen.push(id);
+        }
+    }
+    chosen
 }
 
 /// The cases named by `--case SERVER/SCENARIO`, in the order given.
@@ -131,7 +152,10 @@ pub fn plan(
         Some(s) => catalogue.revision(s)?,
         None => catalogue.default_revision,
     };
-    let chosen = scenarios(&opts.scenarios, profiles)?;
+    let mut chosen = scenarios(&opts.scenarios, profiles)?;
+    if opts.hosts {
+        chosen = with_hosts(chosen, !opts.scenarios.is_empty(), profiles);
+    }
     let mut cases = if opts.cases.is_empty() {
         servers
             .iter()
@@ -151,6 +175,11 @@ pub fn plan(
     Ok(RunPlan {
         cases,
         revision,
+        plumbing: PlumbingOverride {
+            stdio: opts.stdio,
+            group: opts.group,
+            via: opts.via,
+        },
         overrides: BudgetOverrides {
             prompt_ms: opts.prompt_ms,
             grace_ms: opts.grace_ms,
@@ -231,6 +260,38 @@ mod tests {
         assert!(e.contains("unknown scenario `close:nope`"), "{e}");
         let e = run(&["--spec", "1999-01-01"]).unwrap_err().to_string();
         assert!(e.contains("unknown spec revision"), "{e}");
+    }
+
+    #[test]
+    fn hosts_are_the_close_ending_the_terminal_endings_and_every_host() {
+        let p = run(&["--hosts"]).unwrap();
+        let ids: Vec<String> = p.cases.iter().map(|c| c.scenario.to_string()).collect();
+        let hosts = Profiles::bundled().hosts().count();
+        assert_eq!(ids.len(), 2 * (3 + hosts));
+        for want in [
+            "close",
+            "sighup",
+            "ctrl-c",
+            "close:vscode",
+            "close:claude-desktop",
+        ] {
+            assert!(ids.iter().any(|i| i == want), "{want}: {ids:?}");
+        }
+        let p = run(&["--hosts", "--scenario", "exit", "--stdio", "socketpair"]).unwrap();
+        assert_eq!(p.cases.len(), 2 * (4 + hosts));
+        assert_eq!(p.plumbing.stdio, Some(crate::model::StdioKind::Socketpair));
+        assert!(opts_err(&["--group", "nope"]).contains("nope"));
+    }
+
+    fn opts_err(args: &[&str]) -> String {
+        #[derive(Parser, Debug)]
+        struct P {
+            #[command(flatten)]
+            o: RunOpts,
+        }
+        P::try_parse_from(std::iter::once("x").chain(args.iter().copied()))
+            .unwrap_err()
+            .to_string()
     }
 
     #[test]

@@ -57,7 +57,8 @@ pub fn execute(plan: RunPlan) -> Result<ExitCode, Error> {
         .progress(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .jobs(plan.jobs)
         .revision(plan.revision)
-        .budgets(plan.overrides);
+        .budgets(plan.overrides)
+        .plumbing(plan.plumbing);
     let interrupted = on_interrupt(&harness);
     let report = harness.run(&plan.cases);
     crate::harness::release_cgroups();

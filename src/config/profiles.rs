@@ -3,11 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use crate::model::{
-    Action, BudgetName, Budgets, Plumbing, ProfileId, SignalName, Step, Target, UnknownId,
+    Action, BudgetName, Budgets, Plumbing, ProfileId, ScenarioId, SignalName, Step, Target,
+    UnknownId,
 };
+pub use crate::model::{ProfileBasis, ProfileInfo, ProfileKind, SourceRef};
 
 /// The profiles shipped with the suite.
 pub const BUNDLED: &str = include_str!("../../conformance/profiles.toml");
@@ -21,37 +23,6 @@ pub enum ProfileAction {
     Sigterm,
     Sigint,
     Sigkill,
-}
-
-/// Whether a profile is an SDK's client or an application that hosts servers.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ProfileKind {
-    #[default]
-    Client,
-    Host,
-}
-
-/// Where a profile's ladder comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ProfileBasis {
-    /// Read from the client's or host's own source.
-    Source,
-    /// Observed in public bug reports (closed source).
-    Observed,
-}
-
-/// The source a profile was read from.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SourceRef {
-    pub repository: String,
-    pub paths: Vec<String>,
-    #[serde(rename = "ref")]
-    pub reference: String,
-    #[serde(default)]
-    pub constants: BTreeMap<String, String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -94,21 +65,6 @@ pub struct Profile {
     pub steps: Vec<ProfileStep>,
 }
 
-/// What a report says about the profile that ran a case.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProfileInfo {
-    pub kind: ProfileKind,
-    pub client: String,
-    pub basis: ProfileBasis,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<SourceRef>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub observed: Vec<String>,
-    pub plumbing: Plumbing,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cap_note: Option<String>,
-}
-
 impl Profile {
     pub fn info(&self) -> ProfileInfo {
         ProfileInfo {
@@ -119,6 +75,7 @@ impl Profile {
             observed: self.observed.clone(),
             plumbing: self.plumbing,
             cap_note: self.cap_note.clone(),
+            alias_of: self.alias_of.clone(),
         }
     }
 
@@ -255,6 +212,20 @@ impl Profiles {
     }
 
     /// The host profiles, in file order.
+    /// What a report records about the profiles that ran these scenarios.
+    pub fn infos<'a>(
+        &self,
+        scenarios: impl IntoIterator<Item = &'a ScenarioId>,
+    ) -> BTreeMap<ProfileId, ProfileInfo> {
+        scenarios
+            .into_iter()
+            .filter_map(|s| match s {
+                ScenarioId::Profile(id) => self.get(id).ok().map(|p| (id.clone(), p.info())),
+                ScenarioId::Ending(_) => None,
+            })
+            .collect()
+    }
+
     pub fn hosts(&self) -> impl Iterator<Item = &Profile> {
         self.0.iter().filter(|p| p.is_host())
     }

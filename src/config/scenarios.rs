@@ -1,9 +1,10 @@
 //! Scenarios: each ending or profile as a ladder of actions with waits from the budgets.
 //! Pure: nothing here touches a process.
 
+pub use crate::model::PlumbingOverride;
 use crate::model::{
-    Action, Budgets, Driver, Ending, GroupKind, Plumbing, Scenario, ScenarioId, SignalName,
-    StdioKind, Step, Target, UnknownId, UntilIdle, Via,
+    Action, Budgets, Driver, Ending, GroupKind, Plumbing, Scenario, ScenarioId, SignalName, Step,
+    Target, UnknownId, UntilIdle,
 };
 
 use super::profiles::Profiles;
@@ -23,24 +24,6 @@ pub fn default_ids() -> Vec<ScenarioId> {
         .iter()
         .map(|e| ScenarioId::Ending(*e))
         .collect()
-}
-
-/// Launch plumbing asked for on the command line, over what a profile or ending uses.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PlumbingOverride {
-    pub stdio: Option<StdioKind>,
-    pub group: Option<GroupKind>,
-    pub via: Option<Via>,
-}
-
-impl PlumbingOverride {
-    pub fn apply(&self, p: Plumbing) -> Plumbing {
-        Plumbing {
-            stdio: self.stdio.unwrap_or(p.stdio),
-            group: self.group.unwrap_or(p.group),
-            via: self.via.unwrap_or(p.via),
-        }
-    }
 }
 
 /// Builds a scenario by its ID, with waits from `b` and the ending's or profile's plumbing.
@@ -145,25 +128,28 @@ fn build_default(id: &ScenarioId, b: &Budgets, profiles: &Profiles) -> Result<Sc
         // A terminal host: the server stays in the host's foreground group unless it was
         // moved out, so the terminal's signal reaches both; the host then dies.
         Ending::Sighup | Ending::CtrlC => {
-            let action = if ending == Ending::Sighup {
-                Action::Hangup {
+            let steps = if ending == Ending::Sighup {
+                let hangup = Action::Hangup {
                     reaches_server: true,
-                }
+                };
+                vec![Step::new(hangup, b.observe_ms)]
             } else {
-                Action::Interrupt {
+                // The host survives Ctrl-C long enough for its server to act on it, then
+                // exits: a server that ignored SIGINT then has stdin at EOF and no parent.
+                let interrupt = Action::Interrupt {
                     reaches_server: true,
-                }
+                };
+                vec![
+                    Step::new(interrupt, b.prompt_ms),
+                    Step::new(Action::ClientExit, b.observe_ms),
+                ]
             };
             Scenario {
                 plumbing: Plumbing {
                     group: GroupKind::Host,
                     ..Plumbing::default()
                 },
-                ..Scenario::new(
-                    id.clone(),
-                    Driver::Terminal,
-                    vec![Step::new(action, b.observe_ms)],
-                )
+                ..Scenario::new(id.clone(), Driver::Terminal, steps)
             }
         }
     })

@@ -12,7 +12,7 @@ use super::supervise::Supervised;
 use crate::config::budgets::{resolve, BudgetOverrides};
 use crate::config::manifest::{Manifest, Setup};
 use crate::config::profiles::Profiles;
-use crate::config::scenarios;
+use crate::config::scenarios::{self, PlumbingOverride};
 use crate::model::{
     Budgets, Containment, ErrorKind, Host, JudgedCase, Observation, Report, Revision, RuleId,
     ScenarioId, ServerInfo, SignalName, Tool,
@@ -61,6 +61,7 @@ pub struct Harness {
     progress: bool,
     max_pids: Option<u64>,
     server_env: std::collections::BTreeMap<String, String>,
+    plumbing: PlumbingOverride,
 }
 
 impl Harness {
@@ -79,6 +80,7 @@ impl Harness {
             progress: false,
             max_pids: Some(DEFAULT_MAX_PIDS),
             server_env: Default::default(),
+            plumbing: PlumbingOverride::default(),
         }
     }
 
@@ -110,6 +112,13 @@ impl Harness {
     /// tests use one to find every process a case started).
     pub fn server_env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.server_env.insert(name.into(), value.into());
+        self
+    }
+
+    /// How servers get their stdio, process group and command line, overriding each
+    /// ending's and profile's (default: none): "this ladder, but over a socketpair".
+    pub fn plumbing(mut self, plumbing: PlumbingOverride) -> Self {
+        self.plumbing = plumbing;
         self
     }
 
@@ -181,6 +190,7 @@ impl Harness {
             },
             servers,
             rules: self.catalogue.infos(judged, self.revision),
+            profiles: self.profiles.infos(cases.iter().map(|c| &c.scenario)),
             summary: Default::default(),
             results,
         };
@@ -195,7 +205,7 @@ impl Harness {
         order.sort_by_key(|&i| {
             let b = self.budgets_for(&cases[i].manifest);
             std::cmp::Reverse(
-                scenarios::build(&cases[i].scenario, &b, &self.profiles)
+                scenarios::build_with(&cases[i].scenario, &b, &self.profiles, &self.plumbing)
                     .map_or(0, |s| s.max_wait_ms()),
             )
         });
@@ -239,22 +249,23 @@ impl Harness {
     fn run_one_with(&self, case: &Case, progress: &Progress) -> JudgedCase {
         let m = &case.manifest;
         let budgets = self.budgets_for(m);
-        let scenario = match scenarios::build(&case.scenario, &budgets, &self.profiles) {
-            Ok(s) => s,
-            Err(e) => {
-                return JudgedCase {
-                    observation: Observation::failed(
-                        &m.name,
-                        &case.scenario,
-                        ErrorKind::Harness,
-                        e.to_string(),
-                    ),
-                    budgets: Some(budgets),
-                    ladder: None,
-                    checks: Vec::new(),
-                };
-            }
-        };
+        let scenario =
+            match scenarios::build_with(&case.scenario, &budgets, &self.profiles, &self.plumbing) {
+                Ok(s) => s,
+                Err(e) => {
+                    return JudgedCase {
+                        observation: Observation::failed(
+                            &m.name,
+                            &case.scenario,
+                            ErrorKind::Harness,
+                            e.to_string(),
+                        ),
+                        budgets: Some(budgets),
+                        ladder: None,
+                        checks: Vec::new(),
+                    };
+                }
+            };
         let setup = m.setup.as_ref().map(setup_once).unwrap_or(Ok(()));
         let mut observation = if self.interrupted.load(Ordering::SeqCst) {
             Observation::failed(

@@ -4,6 +4,7 @@
 pub mod budgets;
 pub mod ids;
 pub mod observation;
+pub mod profile;
 pub mod report;
 pub mod scenario;
 pub mod signal;
@@ -16,12 +17,13 @@ pub use observation::{
     LeftoverGroup, Observation, ProcState, StdoutRecord, StepRecord, Violation, ViolationKind,
     MAX_LEFTOVERS,
 };
+pub use profile::{ProfileBasis, ProfileInfo, ProfileKind, SourceRef};
 pub use report::{
     Containment, Host, JudgedCase, Membership, Quote, Report, RuleInfo, ServerInfo, Summary, Tool,
 };
 pub use scenario::{
-    stage_after, Action, Driver, GroupKind, Ladder, Plumbing, Scenario, Stage, StdioKind, Step,
-    Target, UntilIdle, Via,
+    stage_after, Action, Driver, GroupKind, Ladder, Plumbing, PlumbingOverride, Scenario, Stage,
+    StdioKind, Step, Target, UntilIdle, Via,
 };
 pub use signal::{ExitStatus, SignalName};
 pub use verdict::{Basis, Check, Level, Outcome, SpecReference, Status};

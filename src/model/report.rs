@@ -9,8 +9,9 @@ use std::ops::{Deref, DerefMut};
 use serde::{Deserialize, Serialize};
 
 use super::budgets::Budgets;
-use super::ids::{BudgetName, Revision, RuleId};
+use super::ids::{BudgetName, ProfileId, Revision, RuleId};
 use super::observation::Observation;
+use super::profile::ProfileInfo;
 use super::scenario::Ladder;
 use super::verdict::{Basis, Check, Status};
 
@@ -162,6 +163,10 @@ pub struct Report {
     /// The rules that judged this report, as worded for its revision.
     #[serde(default)]
     pub rules: BTreeMap<RuleId, RuleInfo>,
+    /// The client and host profiles whose ladders ran, with their sources (reports before
+    /// they were recorded: none).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub profiles: BTreeMap<ProfileId, ProfileInfo>,
     pub results: Vec<JudgedCase>,
     pub summary: Summary,
 }

@@ -152,6 +152,24 @@ pub struct Plumbing {
     pub via: Via,
 }
 
+/// Launch plumbing asked for on the command line, over what a profile or ending uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PlumbingOverride {
+    pub stdio: Option<StdioKind>,
+    pub group: Option<GroupKind>,
+    pub via: Option<Via>,
+}
+
+impl PlumbingOverride {
+    pub fn apply(&self, p: Plumbing) -> Plumbing {
+        Plumbing {
+            stdio: self.stdio.unwrap_or(p.stdio),
+            group: self.group.unwrap_or(p.group),
+            via: self.via.unwrap_or(p.via),
+        }
+    }
+}
+
 /// Which step ended the server: a stable vocabulary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

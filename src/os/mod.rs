@@ -13,6 +13,7 @@ pub mod pidfd;
 pub mod procfs;
 pub mod sched;
 pub mod signals;
+pub mod terminal;
 pub mod tree;
 
 pub use clock::{mono_ns, ms_between};

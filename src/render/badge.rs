@@ -12,8 +12,9 @@
 use askama::Template;
 use serde::Serialize;
 
+use super::hosts::is_host_scenario;
 use super::present::{axes, visible};
-use crate::model::{Check, JudgedCase, Outcome, Report, RuleId, Stage, Status};
+use crate::model::{Check, Ending, JudgedCase, Outcome, Report, RuleId, ScenarioId, Stage, Status};
 
 /// The badge's left-hand text.
 pub const LABEL: &str = "MCP shutdown";
@@ -59,21 +60,46 @@ pub struct Badge {
     pub scored: usize,
 }
 
-/// One badge per server, in report order.
-pub fn badges(report: &Report) -> Vec<Badge> {
+/// Which cases a badge scores.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Scope {
+    /// Every case of the server.
+    #[default]
+    All,
+    /// Only what hosts' users cause: the host profiles and the terminal endings.
+    Hosts,
+}
+
+impl Scope {
+    fn admits(self, report: &Report, r: &JudgedCase) -> bool {
+        match self {
+            Scope::All => true,
+            Scope::Hosts => {
+                is_host_scenario(report, &r.scenario)
+                    || matches!(
+                        r.scenario,
+                        ScenarioId::Ending(Ending::Sighup | Ending::CtrlC)
+                    )
+            }
+        }
+    }
+}
+
+/// One badge per server scored on `scope`, in report order.
+pub fn badges_in(report: &Report, scope: Scope) -> Vec<Badge> {
     let (servers, _) = axes(report);
     servers
         .into_iter()
-        .filter_map(|s| badge(report, s))
+        .filter_map(|s| badge_in(report, s, scope))
         .collect()
 }
 
-/// The badge of one server; `None` when the report has no result for it.
-pub fn badge(report: &Report, server: &str) -> Option<Badge> {
+/// The badge of one server scored on `scope`; `None` when nothing of it is in scope.
+pub fn badge_in(report: &Report, server: &str, scope: Scope) -> Option<Badge> {
     let results: Vec<&JudgedCase> = report
         .results
         .iter()
-        .filter(|r| r.server == server)
+        .filter(|r| r.server == server && scope.admits(report, r))
         .collect();
     if results.is_empty() {
         return None;
@@ -97,9 +123,12 @@ pub fn badge(report: &Report, server: &str) -> Option<Badge> {
             let reason = scored
                 .iter()
                 .filter(|(_, c)| c.status == status)
-                .map(|(r, c)| reason(r, c))
-                .min_by_key(|(priority, _)| *priority)
-                .map(|(_, text)| text)
+                .map(|(r, c)| (reason(r, c), *r))
+                .min_by_key(|((priority, _), _)| *priority)
+                .map(|((_, text), r)| match (scope, &r.scenario) {
+                    (Scope::Hosts, ScenarioId::Profile(p)) => format!("{text} under {p}"),
+                    _ => text,
+                })
                 .unwrap_or_default();
             let color = if status == Status::Failure {
                 Color::Red
@@ -119,7 +148,10 @@ pub fn badge(report: &Report, server: &str) -> Option<Badge> {
     };
     Some(Badge {
         server: server.to_string(),
-        label: LABEL.to_string(),
+        label: match scope {
+            Scope::All => LABEL.to_string(),
+            Scope::Hosts => format!("{LABEL} · hosts"),
+        },
         message,
         color,
         passed,
@@ -237,11 +269,35 @@ mod tests {
     use crate::model::Level;
     use crate::test_support as fixture;
 
+    fn badges(report: &Report) -> Vec<Badge> {
+        badges_in(report, Scope::All)
+    }
+
+    fn badge(report: &Report, server: &str) -> Option<Badge> {
+        badge_in(report, server, Scope::All)
+    }
+
     fn by_server(report: &Report) -> Vec<(String, Color, String)> {
         badges(report)
             .into_iter()
             .map(|b| (b.server, b.color, b.message))
             .collect()
+    }
+
+    #[test]
+    fn the_host_badge_scores_only_what_hosts_users_cause() {
+        use crate::model::Stage;
+        let r = fixture::report_of(vec![
+            fixture::result("s", "close", Stage::Eof, 12.0),
+            fixture::result("s", "close:goose", Stage::Sigkill, 3004.0),
+            fixture::result("s", "sighup", Stage::Sighup, 3.0),
+        ]);
+        assert_eq!(badge(&r, "s").unwrap().color, Color::Yellow);
+        let h = badge_in(&r, "s", Scope::Hosts).unwrap();
+        assert_eq!(h.label, "MCP shutdown · hosts");
+        assert_eq!(h.message, "needs SIGKILL under goose");
+        let fine = fixture::report_of(vec![fixture::result("s", "close", Stage::Eof, 12.0)]);
+        assert!(badge_in(&fine, "s", Scope::Hosts).is_none());
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 use askama::Template;
 
+use super::hosts::{self, is_host_scenario};
 use super::present::{
     action_label, actual, axes, cells, held_by, index_of, left_behind, ms, outcome, visible,
 };
@@ -33,7 +34,24 @@ struct Page<'a> {
     summary: &'a Summary,
     scenarios: Vec<String>,
     rows: Vec<Row>,
+    host_columns: Vec<(String, String)>,
+    host_rows: Vec<HostRow>,
+    profiles: Vec<ProfileView>,
     cases: Vec<CaseView>,
+}
+
+struct HostRow {
+    server: String,
+    needs: String,
+    cells: Vec<Option<Cell>>,
+}
+
+struct ProfileView {
+    id: String,
+    client: String,
+    from: String,
+    links: Vec<String>,
+    cap_note: Option<String>,
 }
 
 struct Row {
@@ -53,6 +71,8 @@ struct CaseView {
     verdict: Status,
     server: String,
     scenario: String,
+    /// Whose ladder ran, and where it comes from.
+    profile: Option<String>,
     actual: String,
     error: Option<(String, String)>,
     timeline: String,
@@ -93,8 +113,10 @@ struct LeftoverView {
 /// Renders the report as one HTML page.
 pub fn render(report: &Report) -> String {
     let b = &report.budgets;
-    let (servers, scenarios) = axes(report);
+    let (servers, mut scenarios) = axes(report);
+    scenarios.retain(|s| !is_host_scenario(report, s));
     let grid = cells(report);
+    let (host_columns, host_rows) = host_view(report);
     let rows = servers
         .iter()
         .map(|sv| Row {
@@ -128,7 +150,14 @@ pub fn render(report: &Report) -> String {
         ),
         summary: &report.summary,
         scenarios: scenarios.iter().map(|s| s.to_string()).collect(),
-        rows,
+        rows: if scenarios.is_empty() {
+            Vec::new()
+        } else {
+            rows
+        },
+        host_columns,
+        host_rows,
+        profiles: profile_views(report),
         cases: report
             .results
             .iter()
@@ -139,6 +168,60 @@ pub fn render(report: &Report) -> String {
     page.render().expect("the report page renders")
 }
 
+/// The host view's columns (label, source) and rows.
+fn host_view(report: &Report) -> (Vec<(String, String)>, Vec<HostRow>) {
+    let Some(v) = hosts::view(report) else {
+        return (Vec::new(), Vec::new());
+    };
+    let columns = v
+        .columns
+        .iter()
+        .map(|c| (visible(&c.label), c.source.clone().unwrap_or_default()))
+        .collect();
+    let rows = v
+        .rows
+        .iter()
+        .map(|row| HostRow {
+            server: visible(row.server),
+            needs: row.needs.clone().unwrap_or_else(|| "–".into()),
+            cells: row
+                .cells
+                .iter()
+                .map(|c| {
+                    c.as_ref().map(|c| Cell {
+                        class: class(c.case.verdict()),
+                        index: index_of(report, c.case),
+                        text: c.short(),
+                    })
+                })
+                .collect(),
+        })
+        .collect();
+    (columns, rows)
+}
+
+fn profile_views(report: &Report) -> Vec<ProfileView> {
+    report
+        .profiles
+        .iter()
+        .map(|(id, p)| ProfileView {
+            id: id.to_string(),
+            client: visible(&p.client),
+            from: match &p.source {
+                Some(s) => visible(&format!(
+                    "{}: {} at {}",
+                    s.repository,
+                    s.paths.join(", "),
+                    s.reference
+                )),
+                None => "observed in public reports".into(),
+            },
+            links: p.observed.iter().map(|u| visible(u)).collect(),
+            cap_note: p.cap_note.as_deref().map(visible),
+        })
+        .collect()
+}
+
 fn case_view(report: &Report, index: usize, r: &JudgedCase) -> CaseView {
     let v = r.verdict();
     CaseView {
@@ -147,6 +230,13 @@ fn case_view(report: &Report, index: usize, r: &JudgedCase) -> CaseView {
         verdict: v,
         server: visible(&r.server),
         scenario: r.scenario.to_string(),
+        profile: match &r.scenario {
+            crate::model::ScenarioId::Profile(p) => report
+                .profiles
+                .get(p)
+                .map(|i| visible(&format!("{} ({})", i.client, hosts::source(i)))),
+            crate::model::ScenarioId::Ending(_) => None,
+        },
         actual: visible(&actual(r)),
         error: r
             .error

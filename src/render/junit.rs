@@ -90,6 +90,9 @@ fn testcase(report: &Report, r: &JudgedCase, c: &Check) -> TestCase {
     if let Some(t) = r.exit_ms {
         tc.set_time(Duration::from_secs_f64(t.max(0.0) / 1000.0));
     }
+    if let (Some(line), false) = (ladder_of(report, r), c.status.is_miss()) {
+        tc.set_system_out(line);
+    }
     if c.status == Status::Info {
         tc.set_system_out(format!(
             "INFO (not scored in {}): {}",
@@ -100,6 +103,19 @@ fn testcase(report: &Report, r: &JudgedCase, c: &Check) -> TestCase {
         tc.set_system_err(r.stderr_tail.as_str());
     }
     tc
+}
+
+/// "Ladder: <client> (source: ...)" for a case run under a profile.
+fn ladder_of(report: &Report, r: &JudgedCase) -> Option<String> {
+    let crate::model::ScenarioId::Profile(p) = &r.scenario else {
+        return None;
+    };
+    let i = report.profiles.get(p)?;
+    let from = match &i.source {
+        Some(s) => format!("{} {} at {}", s.repository, s.paths.join(", "), s.reference),
+        None => format!("observed in {}", i.observed.join(", ")),
+    };
+    Some(format!("Ladder: {} ({from})", i.client))
 }
 
 /// Requirement, Expected, Actual (then why it could not run, what held it, what was left
@@ -140,6 +156,9 @@ fn failure_body(report: &Report, r: &JudgedCase, c: &Check) -> String {
     };
     let _ = writeln!(b, "Expected: {expected}");
     let _ = writeln!(b, "Actual: {}", actual(r));
+    if let Some(line) = ladder_of(report, r) {
+        let _ = writeln!(b, "{line}");
+    }
     if let Some(note) = &r.note {
         let _ = writeln!(b, "Note: {note}");
     }

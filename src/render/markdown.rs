@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use super::hosts::{self, is_host_scenario};
 use super::present::{axes, cells, emoji, left_behind, leftovers, ms, outcome};
 use crate::model::{JudgedCase, Outcome, Report, RuleId, Status};
 
@@ -86,9 +87,10 @@ pub fn render(report: &Report) -> String {
         "**{} cases** · ✅ {} success · ❌ {} failure (MUST) · ⚠️ {} warning (SHOULD) · ℹ️ {} info · ⏭️ {} skipped · 💥 {} could not run\n",
         s.cases, s.success, s.failure, s.warning, s.info, s.skipped, s.errors
     );
-    let (servers, scenarios) = axes(report);
+    let (servers, mut scenarios) = axes(report);
+    scenarios.retain(|s| !is_host_scenario(report, s));
     let cells = cells(report);
-    if !servers.is_empty() {
+    if !servers.is_empty() && !scenarios.is_empty() {
         out.push_str("| server |");
         for sc in &scenarios {
             let _ = write!(out, " {} |", escape(&sc.to_string()));
@@ -122,6 +124,8 @@ pub fn render(report: &Report) -> String {
         escape(&report.host.os),
         escape(&report.host.kernel),
     );
+    host_view(report, &mut out);
+    profiles(report, &mut out);
     let found = findings(report);
     out.push_str("### Findings\n\n");
     if found.is_empty() {
@@ -148,6 +152,73 @@ pub fn render(report: &Report) -> String {
     }
     out.push_str(tail);
     out
+}
+
+/// Server × host: what each host's user waits and what ended the server.
+fn host_view(report: &Report, out: &mut String) {
+    let Some(v) = hosts::view(report) else {
+        return;
+    };
+    out.push_str("### Under each host\n\n| server | ends gently on |");
+    for c in &v.columns {
+        let _ = write!(out, " {} |", escape(&c.label));
+    }
+    out.push_str("\n| --- | --- |");
+    for _ in &v.columns {
+        out.push_str(" --- |");
+    }
+    out.push('\n');
+    for row in &v.rows {
+        let needs = row.needs.as_deref().unwrap_or("–");
+        let _ = write!(out, "| {} | {} |", escape(row.server), escape(needs));
+        for cell in &row.cells {
+            let c = cell.as_ref().map_or_else(
+                || "–".to_string(),
+                |c| format!("{} {}", emoji(c.case.verdict()), escape(&c.short())),
+            );
+            let _ = write!(out, " {c} |");
+        }
+        out.push('\n');
+    }
+    out.push_str(
+        "\nCells: how long the host's user waited for the server to go, and what ended it; \
+         *left running*: it outlived the host.\n\n",
+    );
+}
+
+/// Where each profile's ladder comes from.
+fn profiles(report: &Report, out: &mut String) {
+    if report.profiles.is_empty() {
+        return;
+    }
+    out.push_str(
+        "<details><summary>Where each client's and host's ladder comes from</summary>\n\n",
+    );
+    for (id, p) in &report.profiles {
+        let from = match &p.source {
+            Some(s) => format!(
+                "`{}` {} at {}",
+                escape(&s.repository),
+                s.paths
+                    .iter()
+                    .map(|x| format!("`{}`", escape(x)))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                escape(&s.reference)
+            ),
+            None => format!("observed in {}", p.observed.join(", ")),
+        };
+        let _ = writeln!(
+            out,
+            "- **{}**: {}. {from}.",
+            escape(id.as_str()),
+            escape(&p.client)
+        );
+        if let Some(n) = &p.cap_note {
+            let _ = writeln!(out, "  {}", escape(n));
+        }
+    }
+    out.push_str("\n</details>\n\n");
 }
 
 /// Every check that is not a success (MUSTs first, then SHOULDs, then unscored), each case that

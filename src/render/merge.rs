@@ -57,6 +57,7 @@ pub fn merge(parts: Vec<Report>) -> Result<Report, MergeError> {
         }
         merged.servers.extend(p.servers);
         merged.rules.extend(p.rules);
+        merged.profiles.extend(p.profiles);
         merged.results.extend(p.results);
     }
     merged

@@ -10,6 +10,7 @@
 
 pub mod badge;
 pub mod diff;
+pub mod hosts;
 pub mod html;
 pub mod junit;
 pub mod markdown;
@@ -174,7 +175,7 @@ mod tests {
         assert_eq!(html.matches("<svg").count(), rep.results.len());
         let md = render(&rep, Format::Markdown);
         assert!(md.contains("| timer |"));
-        for b in badge::badges(&rep) {
+        for b in badge::badges_in(&rep, badge::Scope::All) {
             fixture::well_formed(&b.svg()).unwrap();
         }
     }

@@ -4,12 +4,15 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use super::hosts::{self, is_host_scenario};
 use super::present::{axes, cells, held_by, leftovers, mark, outcome};
-use crate::model::{Outcome, Report, ScenarioId};
+use crate::model::{Outcome, ProfileKind, Report, ScenarioId};
 
 /// Renders the report as the terminal matrix.
 pub fn render(report: &Report) -> String {
-    let (servers, scenarios) = axes(report);
+    let (servers, mut scenarios) = axes(report);
+    // Host profiles get their own view below.
+    scenarios.retain(|s| !is_host_scenario(report, s));
     let grid = cells(report);
     let text: BTreeMap<(&str, &ScenarioId), String> = grid
         .iter()
@@ -28,22 +31,24 @@ pub fn render(report: &Report) -> String {
         })
         .collect();
     let mut out = String::new();
-    let _ = write!(out, "{:<w0$}", "server");
-    for (sc, w) in scenarios.iter().zip(&widths) {
-        let _ = write!(out, "  {:<w$}", sc.to_string());
+    if !scenarios.is_empty() {
+        matrix(&servers, &scenarios, &widths, w0, &text, &mut out);
     }
-    out.push('\n');
-    for sv in &servers {
-        let _ = write!(out, "{sv:<w0$}");
-        for (sc, w) in scenarios.iter().zip(&widths) {
-            let c = text.get(&(*sv, *sc)).map_or("-", String::as_str);
-            let _ = write!(out, "  {c:<w$}");
-        }
-        out.push('\n');
-    }
-    out.push('\n');
+    host_view(report, &mut out);
     findings(report, &mut out);
     held(report, &mut out);
+    for (id, p) in report
+        .profiles
+        .iter()
+        .filter(|(_, p)| p.kind != ProfileKind::Host)
+    {
+        let _ = writeln!(
+            out,
+            "LADDER   close:{id}: {} ({})",
+            p.client,
+            hosts::source(p)
+        );
+    }
     let s = &report.summary;
     let _ = writeln!(
         out,
@@ -51,6 +56,30 @@ pub fn render(report: &Report) -> String {
         report.spec, s.cases, s.success, s.failure, s.warning, s.info, s.skipped, s.errors
     );
     out
+}
+
+fn matrix(
+    servers: &[&str],
+    scenarios: &[&ScenarioId],
+    widths: &[usize],
+    w0: usize,
+    text: &BTreeMap<(&str, &ScenarioId), String>,
+    out: &mut String,
+) {
+    let _ = write!(out, "{:<w0$}", "server");
+    for (sc, w) in scenarios.iter().zip(widths) {
+        let _ = write!(out, "  {:<w$}", sc.to_string());
+    }
+    out.push('\n');
+    for sv in servers {
+        let _ = write!(out, "{sv:<w0$}");
+        for (sc, w) in scenarios.iter().zip(widths) {
+            let c = text.get(&(*sv, *sc)).map_or("-", String::as_str);
+            let _ = write!(out, "  {c:<w$}");
+        }
+        out.push('\n');
+    }
+    out.push('\n');
 }
 
 fn findings(report: &Report, out: &mut String) {
@@ -78,6 +107,84 @@ fn findings(report: &Report, out: &mut String) {
             let _ = writeln!(out, "LEFTOVER {} {}: {line}", r.server, r.scenario);
         }
     }
+}
+
+/// Per server: each host's user's wait, what ended the server, and what would have.
+fn host_view(report: &Report, out: &mut String) {
+    let Some(v) = hosts::view(report) else {
+        return;
+    };
+    let head = [
+        "host",
+        "user waits",
+        "ended by",
+        "killed hard",
+        "left running",
+        "verdict",
+        "ladder",
+    ];
+    for row in &v.rows {
+        match row.needs.as_deref() {
+            Some(needs) => writeln!(out, "HOSTS    {}: ends gently on {needs}", row.server),
+            None => writeln!(
+                out,
+                "HOSTS    {} (run `close` too to see what ends it gently)",
+                row.server
+            ),
+        }
+        .ok();
+        let lines: Vec<[String; 7]> = v
+            .columns
+            .iter()
+            .zip(&row.cells)
+            .filter_map(|(c, cell)| cell.as_ref().map(|cell| host_line(c, cell)))
+            .collect();
+        let widths: Vec<usize> = (0..7)
+            .map(|i| {
+                lines
+                    .iter()
+                    .map(|l| l[i].len())
+                    .chain([head[i].len()])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let head = head.map(String::from);
+        for l in std::iter::once(&head).chain(&lines) {
+            let cols: Vec<String> = l
+                .iter()
+                .zip(&widths)
+                .map(|(s, w)| format!("{s:<w$}"))
+                .collect();
+            let _ = writeln!(out, "  {}", cols.join("  ").trim_end());
+        }
+        out.push('\n');
+    }
+}
+
+/// One host's line: host, wait, what ended it, killed hard, what was left, verdict, ladder.
+fn host_line(c: &hosts::Column, cell: &hosts::Cell) -> [String; 7] {
+    let (wait, by) = match &cell.case.error {
+        Some(e) => ("-".to_string(), e.kind.to_string()),
+        None => (
+            cell.wait_ms.map_or("-".into(), hosts::seconds),
+            cell.ended_by.clone(),
+        ),
+    };
+    let left = match (cell.left_running, cell.case.leftover_count()) {
+        (false, _) => "no".to_string(),
+        (true, 0) => "yes".to_string(),
+        (true, n) => format!("yes ({n} left)"),
+    };
+    [
+        c.label.clone(),
+        wait,
+        by,
+        if cell.hard { "yes" } else { "no" }.to_string(),
+        left,
+        mark(cell.case.verdict()).to_string(),
+        c.source.clone().unwrap_or_else(|| "terminal ending".into()),
+    ]
 }
 
 /// What held each server the first time it outlived a step, and the likely fix.

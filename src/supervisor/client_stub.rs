@@ -1,40 +1,62 @@
-//! `mcp-shutdown __client exit|crash|terminal`: a stand-in for a real MCP client process. It
-//! launches the server (whose stderr is the client's own: the supervisor's pipe), does the
-//! handshake, reports, and then exits without closing anything (`exit`), waits to be killed
-//! (`crash`), or, as a terminal host leading a session on a pseudo-terminal, waits for what
-//! its terminal does to it (`terminal`).
+//! `mcp-shutdown __client exit|crash|terminal|terminal-job`: a stand-in for a real MCP client
+//! process. It launches the server (whose stderr is the client's own: the supervisor's
+//! pipe), does the handshake, reports, and then exits without closing anything (`exit`) or
+//! waits to be killed (`crash`). For the terminal endings, `terminal` is the terminal's shell
+//! (the session leader) and runs `terminal-job`, the host in the foreground job, which
+//! launches the server in its group, survives Ctrl-C and exits when told to, as `exit` does.
 
 use std::io::BufReader;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use super::launch::{handshake, launch};
 use super::protocol::{recv, send, CaseSpec, ClientEvent, ClientMode, ToClient};
 use crate::model::{SignalName, StdoutRecord};
-use crate::os::{mono_ns, signals};
+use crate::os::{mono_ns, signals, terminal};
 
-/// Leads a new session whose controlling terminal is `tty`, as a terminal host does; the
-/// returned file keeps it open.
-fn become_terminal_host(tty: &Path) -> std::io::Result<std::fs::File> {
-    nix::unistd::setsid()?;
-    // A session leader that opens a terminal without O_NOCTTY acquires it as its controlling
-    // terminal, and its group becomes the terminal's foreground group.
-    std::fs::OpenOptions::new().read(true).write(true).open(tty)
+/// The terminal's shell: leads a session on `tty`, starts the host as its foreground job
+/// (sharing the shell's pipes to the supervisor), and stays until the terminal goes away
+/// (SIGHUP) or the supervisor kills it.
+fn shell(tty: &Path) -> i32 {
+    let Ok(terminal) = terminal::lead_session_on(tty) else {
+        return 2;
+    };
+    let Ok(exe) = std::env::current_exe() else {
+        return 2;
+    };
+    let job = Command::new(exe)
+        .args(["__client", ClientMode::TerminalJob.as_str(), "--tty"])
+        .arg(tty)
+        .process_group(0)
+        .spawn();
+    let Ok(job) = job else { return 2 };
+    if terminal::give_foreground(&terminal, job.id()).is_err() {
+        return 2;
+    }
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
 }
 
 /// Entry point; returns the process exit code.
 pub fn main(mode: ClientMode, tty: Option<&Path>) -> i32 {
     // If the supervisor dies, so does the stand-in client (never the server: not inherited).
     let _ = signals::die_with_parent(SignalName::Kill);
-    let _terminal = match (mode, tty) {
-        (ClientMode::Terminal, Some(t)) => match become_terminal_host(t) {
-            Ok(f) => Some(f),
-            Err(_) => return 2,
-        },
-        (ClientMode::Terminal, None) => return 2,
-        _ => None,
-    };
+    match (mode, tty) {
+        (ClientMode::Terminal, Some(t)) => return shell(t),
+        (ClientMode::TerminalJob, Some(t)) => {
+            // Ctrl-C reaches the job with its server; a host survives it to clean up.
+            let ready = terminal::await_foreground(t, Duration::from_secs(10))
+                .and_then(|()| terminal::survive_interrupts());
+            if ready.is_err() {
+                return 2;
+            }
+        }
+        (ClientMode::Terminal | ClientMode::TerminalJob, None) => return 2,
+        _ => {}
+    }
     let mut input = BufReader::new(std::io::stdin());
     let Some(spec) = recv::<CaseSpec>(&mut input) else {
         return 2;
@@ -76,9 +98,8 @@ pub fn main(mode: ClientMode, tty: Option<&Path>) -> i32 {
             std::process::exit(0);
         }
     }
-    if mode != ClientMode::Exit {
-        // Keep reading the server's output like a live client until killed (a crash, or what
-        // the terminal sends: SIGHUP, SIGINT).
+    if mode == ClientMode::Crash {
+        // Keep reading the server's output like a live client until killed.
         loop {
             std::thread::sleep(Duration::from_secs(3600));
         }

@@ -38,8 +38,11 @@ fn perform(action: Action, ends: &mut Ends, server: &Pidfd) -> u64 {
             signal,
             to: Target::Tree,
         } => {
+            // The tree is read first: once the server dies its children are reparented
+            // and no longer its descendants (hosts also list the tree, then kill).
+            let tree = procfs::descendants(server.pid());
             let _ = server.signal(signal);
-            for p in procfs::descendants(server.pid()) {
+            for p in tree {
                 signals::signal_pid(p.pid, signal);
             }
         }

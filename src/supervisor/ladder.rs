@@ -153,7 +153,8 @@ impl Ladder {
             return self.finish(None);
         }
         let mut out = Vec::new();
-        if self.i > 0 && !self.diagnosed {
+        // A step done together with the next (a zero wait) gave the server no time to go.
+        if self.i > 0 && !self.diagnosed && self.steps[self.i - 1].wait_ms > 0 {
             // It should have exited by now: record what holds it before escalating.
             self.diagnosed = true;
             out.push(Command::Diagnose {

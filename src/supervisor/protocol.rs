@@ -69,9 +69,13 @@ pub enum ClientMode {
     Exit,
     /// Wait to be killed.
     Crash,
-    /// Be a terminal host: lead a session whose controlling terminal is the pseudo-terminal
-    /// named on the command line, and die of what the terminal sends.
+    /// Be the shell of a terminal: lead a session whose controlling terminal is the
+    /// pseudo-terminal named on the command line, run a `terminal-job` as its foreground
+    /// job, and die of what the terminal sends (SIGHUP when it is closed).
     Terminal,
+    /// The terminal's foreground job: a host that launches the server in its own group,
+    /// survives Ctrl-C (as hosts do, to clean up) and exits when told to.
+    TerminalJob,
 }
 
 impl ClientMode {
@@ -80,6 +84,7 @@ impl ClientMode {
             ClientMode::Exit => "exit",
             ClientMode::Crash => "crash",
             ClientMode::Terminal => "terminal",
+            ClientMode::TerminalJob => "terminal-job",
         }
     }
 }
@@ -91,8 +96,9 @@ impl std::str::FromStr for ClientMode {
             "exit" => Ok(ClientMode::Exit),
             "crash" => Ok(ClientMode::Crash),
             "terminal" => Ok(ClientMode::Terminal),
+            "terminal-job" => Ok(ClientMode::TerminalJob),
             other => Err(format!(
-                "unknown client mode `{other}` (known: exit, crash, terminal)"
+                "unknown client mode `{other}` (known: exit, crash, terminal, terminal-job)"
             )),
         }
     }

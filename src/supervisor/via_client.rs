@@ -15,8 +15,8 @@ use super::{finish, live_tree, settle_descendants};
 use crate::model::{
     Action, CaseError, ErrorKind, ExitStatus, Observation, SignalName, Stage, StdoutRecord,
 };
-use crate::os::procfs::TreeSampler;
-use crate::os::{mono_ns, sched, Pidfd};
+use crate::os::procfs::{self, TreeSampler};
+use crate::os::{mono_ns, sched, terminal, Pidfd};
 
 /// The stand-in client and what the supervisor learnt from it before the ending.
 struct Client {
@@ -27,21 +27,8 @@ struct Client {
     /// For a terminal host: the pseudo-terminal's master (closing it hangs the terminal up)
     /// and its slave (held until the client has it as its controlling terminal).
     terminal: Option<(OwnedFd, OwnedFd)>,
-}
-
-/// A pseudo-terminal for a terminal host: (master, slave, the slave's path).
-fn open_terminal() -> std::io::Result<(OwnedFd, OwnedFd, std::path::PathBuf)> {
-    let pty = nix::pty::openpty(None, None)?;
-    // openpty(3) does not set close-on-exec: a master inherited by the client (and so by
-    // the server) would keep the terminal up after the harness drops its own.
-    for fd in [&pty.master, &pty.slave] {
-        nix::fcntl::fcntl(
-            fd,
-            nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
-        )?;
-    }
-    let path = nix::unistd::ttyname(&pty.slave)?;
-    Ok((pty.master, pty.slave, path))
+    /// The client (a terminal's job) has been told to exit, or was killed.
+    gone: bool,
 }
 
 /// Starts the stand-in client; its stderr is the pipe the server's stderr will be (the
@@ -54,7 +41,7 @@ fn spawn(helper: &Path, stderr: Stdio, mode: ClientMode) -> std::io::Result<Clie
         .stdout(Stdio::piped())
         .stderr(stderr);
     let terminal = if mode == ClientMode::Terminal {
-        let (master, slave, path) = open_terminal()?;
+        let (master, slave, path) = terminal::open()?;
         cmd.arg("--tty").arg(path);
         Some((master, slave))
     } else {
@@ -72,6 +59,7 @@ fn spawn(helper: &Path, stderr: Stdio, mode: ClientMode) -> std::io::Result<Clie
         events: BufReader::new(child.stdout.take().expect("piped")),
         terminal,
         child,
+        gone: false,
     })
 }
 
@@ -103,42 +91,70 @@ fn until_ready(
 
 /// Ends the session the client's way; returns when it happened.
 fn trigger(action: Action, client: &mut Client) -> u64 {
-    let t = if let Action::Hangup { .. } | Action::Interrupt { .. } = action {
-        let (master, _slave) = client
-            .terminal
-            .take()
-            .expect("a terminal host has a terminal");
-        let t = mono_ns();
-        if let Action::Interrupt { .. } = action {
+    let t = match action {
+        Action::Interrupt { .. } => {
+            let (master, _) = client
+                .terminal
+                .as_ref()
+                .expect("a terminal host has a terminal");
+            let t = mono_ns();
             // What a terminal gets from Ctrl-C: the line discipline sends SIGINT to the
-            // foreground group. The master stays open (the terminal does not go away).
-            let _ = nix::unistd::write(&master, b"\x03");
-            client.terminal = Some((master, _slave));
+            // foreground job's group. The terminal stays; the job exits at the next step.
+            terminal::type_into(master, b"\x03");
+            return t;
         }
-        // Dropping the master hangs the terminal up: the kernel sends SIGHUP to the session
-        // leader, and to its foreground group when the leader dies.
-        t
-    } else if action == Action::ClientKill {
-        let t = mono_ns();
-        match &client.pidfd {
-            Some(fd) => {
-                let _ = fd.signal(SignalName::Kill);
-            }
-            None => {
-                let _ = client.child.kill();
-            }
+        Action::Hangup { .. } => {
+            let t = mono_ns();
+            // Dropping the master hangs the terminal up: the kernel sends SIGHUP to the
+            // session leader (the shell), and to the foreground job's group as it dies.
+            drop(client.terminal.take());
+            t
         }
-        t
-    } else {
-        send(&mut client.stdin, &ToClient::Go);
-        match recv::<ClientEvent>(&mut client.events) {
-            Some(ClientEvent::Exiting { at_ns }) => at_ns,
-            _ => mono_ns(),
+        Action::ClientKill => {
+            let t = mono_ns();
+            match &client.pidfd {
+                Some(fd) => {
+                    let _ = fd.signal(SignalName::Kill);
+                }
+                None => {
+                    let _ = client.child.kill();
+                }
+            }
+            t
+        }
+        _ => {
+            client.gone = true;
+            send(&mut client.stdin, &ToClient::Go);
+            let t = match recv::<ClientEvent>(&mut client.events) {
+                Some(ClientEvent::Exiting { at_ns }) => at_ns,
+                _ => mono_ns(),
+            };
+            if client.terminal.is_some() {
+                // The terminal's job exited; its shell stays, as a shell does (the job's
+                // orphans are ours: the supervisor is their subreaper).
+                return t;
+            }
+            t
         }
     };
     // Once the client is reaped, its orphans are certainly ours.
     let _ = client.child.wait();
     t
+}
+
+/// The exit status of a server that has exited, once it is the supervisor's to reap (a
+/// server whose parent is still exiting is reparented a moment later).
+fn reap_soon(server: &Pidfd) -> Option<ExitStatus> {
+    let deadline = mono_ns() + 1_000_000_000;
+    loop {
+        if let Some(s) = server.reap() {
+            return Some(s);
+        }
+        if mono_ns() >= deadline {
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
 }
 
 /// Runs the case through a stand-in client process.
@@ -202,17 +218,34 @@ pub fn run(spec: &CaseSpec, helper: &Path, link: &Link) -> Observation {
         finish(&mut result, &record, &tap, &[], &[]);
         return result;
     };
-    let before = live_tree(&[client.child.id() as i32]);
+    // The stand-ins that are not the server's: the client, and a terminal's job (the
+    // server's parent).
+    let mut ours = vec![client.child.id() as i32];
+    if client.terminal.is_some() {
+        ours.extend(procfs::proc_info(server.pid()).map(|p| p.ppid));
+    }
+    let before = live_tree(&ours);
     // As in `direct`: this thread's wake-ups must not preempt the exiting server.
     sched::batch_this_thread();
     let watcher = server.watch().ok();
     let mut sampler = TreeSampler::new(server.pid());
-    let steps = step.into_iter().collect();
+    // A terminal's ladder has a later step (its job exits after Ctrl-C); the other
+    // clients' endings are one step.
+    let steps = if mode == ClientMode::Terminal {
+        spec.scenario.steps.clone()
+    } else {
+        step.into_iter().collect()
+    };
     let ladder = Ladder::new(steps, spec.budgets.prompt_ms, None);
     let driven = drive(ladder, &server, watcher.as_ref(), &mut sampler, link, |a| {
         trigger(a, &mut client)
     });
     let ended = driven.ended;
+    if client.terminal.is_some() && !client.gone && ended.exit_ns.is_some() {
+        // The server went on Ctrl-C; its host exits as planned (and so reaps nothing: the
+        // server's exit status comes to the supervisor, its subreaper).
+        trigger(Action::ClientExit, &mut client);
+    }
     result.steps = ended.steps;
     result.trigger_ns = ended.trigger_ns;
     result.stage = Some(ended.stage);
@@ -220,7 +253,7 @@ pub fn run(spec: &CaseSpec, helper: &Path, link: &Link) -> Observation {
         result.exit_ns = Some(exit_ns);
         result.runqueue_ms = Some(ended.runqueue_ns as f64 / 1e6);
         result.exit_ms = ended.exit_ms;
-        result.exit_status = server.reap();
+        result.exit_status = reap_soon(&server);
     }
     result.diagnostics = driven.diagnostics;
     let settle_ms = if ended.stage == Stage::Survived {
@@ -228,7 +261,13 @@ pub fn run(spec: &CaseSpec, helper: &Path, link: &Link) -> Observation {
     } else {
         spec.budgets.prompt_ms
     };
-    let alive = settle_descendants(settle_ms, &[server.pid()]);
+    ours.push(server.pid());
+    let alive = settle_descendants(settle_ms, &ours);
     finish(&mut result, &record, &tap, &alive, &before);
+    if client.terminal.is_some() {
+        // The terminal's shell outlives its job; the terminal is done with.
+        let _ = client.child.kill();
+        let _ = client.child.wait();
+    }
     result
 }

@@ -126,11 +126,12 @@ fn conformant_server_passes_with_exit_code_zero() {
     assert_eq!(v["schema_version"], 1);
     assert_eq!(v["spec"], "2026-07-28");
     let results = v["results"].as_array().unwrap();
-    assert_eq!(results.len(), 7, "the seven default endings");
+    assert_eq!(results.len(), 9, "the nine default endings");
     for r in results {
         let expected = match r["scenario"].as_str().unwrap() {
             "sigterm" => "sigterm",
-            "sigint" => "sigint",
+            "sigint" | "ctrl-c" => "sigint",
+            "sighup" => "sighup",
             _ => "eof",
         };
         assert_eq!(r["stage"], expected, "{}", r["scenario"]);
@@ -351,4 +352,33 @@ fn a_bad_case_name_is_a_usage_error() {
             .code(2)
             .stderr(predicate::str::contains(says));
     }
+}
+
+#[test]
+fn check_hosts_prints_the_host_view_for_any_command() {
+    let out = cli()
+        .args(["check", "--hosts", "--format", "text", "--"])
+        .args(["python3", "-u", "fixtures/hostile/baseline.py"])
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("HOSTS    python3: ends gently on closing stdin"),
+        "{text}"
+    );
+    for host in mcp_shutdown_conformance::internals::Profiles::bundled().hosts() {
+        assert!(
+            text.contains(&format!("\n  {} ", host.id)),
+            "{}: {text}",
+            host.id
+        );
+    }
+    for terminal in ["terminal closed", "Ctrl-C"] {
+        assert!(text.contains(terminal), "{terminal}: {text}");
+    }
+    assert!(text.contains("source: microsoft/vscode") && text.contains("observed: "));
 }

@@ -17,7 +17,9 @@ fn hostile_server(
         "stdin-null",
         "sigterm",
         "sigint",
-        "inflight"
+        "inflight",
+        "sighup",
+        "ctrl-c"
     )]
     scenario: &str,
 ) {

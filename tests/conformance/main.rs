@@ -1,12 +1,17 @@
 //! The suite's own tests: every bundled manifest × scenario against a real run (snapshotted
 //! as verdict classes, never milliseconds), the hostile fixtures, and the command line.
 
+mod alloc_meter;
 mod bundled;
 mod cli;
 mod client_ladders;
 mod hostile;
+mod hosts;
 mod interrupt;
 mod reports;
 mod robust;
 mod support;
 mod yours;
+
+#[global_allocator]
+static METER: alloc_meter::Meter = alloc_meter::Meter;

@@ -1,0 +1,243 @@
+//! The host view: for each server, what each host's user lives through when the session
+//! ends (how long they wait, whether the server was killed hard, whether something kept
+//! running) and what the host would have had to do instead, cross-referenced with the
+//! server's `close` case. Pure, from the report only; text, Markdown and HTML render it.
+
+use crate::model::{
+    Ending, JudgedCase, ProfileBasis, ProfileInfo, ProfileKind, Report, ScenarioId, Stage,
+};
+
+use super::present::{cells, ms};
+
+/// A column of the host view: a host profile, or a terminal ending a host's user causes.
+#[derive(Clone, Debug)]
+pub struct Column<'a> {
+    pub scenario: &'a ScenarioId,
+    pub label: String,
+    /// Where the host's ladder comes from, in a few words (none for terminal endings).
+    pub source: Option<String>,
+}
+
+/// One server under one host.
+#[derive(Clone, Debug)]
+pub struct Cell<'a> {
+    pub case: &'a JudgedCase,
+    /// How long the host's user waited for the server to go, when it went.
+    pub wait_ms: Option<f64>,
+    /// What ended it, in words ("stdin EOF", "SIGTERM", "SIGKILL", ...).
+    pub ended_by: String,
+    /// SIGKILL (or nothing) ended it.
+    pub hard: bool,
+    /// The server, or something it started, outlived the host.
+    pub left_running: bool,
+}
+
+impl Cell<'_> {
+    /// The cell in a few words: "10 s, SIGTERM", "left running", "2 s, SIGKILL · 1 left".
+    pub fn short(&self) -> String {
+        if let Some(e) = &self.case.error {
+            return e.kind.to_string();
+        }
+        let mut s = match self.wait_ms {
+            Some(t) => format!("{}, {}", seconds(t), self.ended_by),
+            None => self.ended_by.clone(),
+        };
+        let n = self.case.leftover_count();
+        if n > 0 {
+            s.push_str(&format!(" · {n} left"));
+        }
+        s
+    }
+}
+
+/// One server's row.
+#[derive(Clone, Debug)]
+pub struct Row<'a> {
+    pub server: &'a str,
+    pub cells: Vec<Option<Cell<'a>>>,
+    /// What ends this server gently, from its `close` case: the answer to "what would the
+    /// host have had to do".
+    pub needs: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct HostView<'a> {
+    pub columns: Vec<Column<'a>>,
+    pub rows: Vec<Row<'a>>,
+}
+
+/// Is this scenario a column of the host view?
+pub fn is_host_scenario(report: &Report, s: &ScenarioId) -> bool {
+    match s {
+        ScenarioId::Profile(p) => report
+            .profiles
+            .get(p)
+            .is_some_and(|i| i.kind == ProfileKind::Host),
+        ScenarioId::Ending(_) => false,
+    }
+}
+
+/// The host view of a report, when it ran any host profile.
+pub fn view(report: &Report) -> Option<HostView<'_>> {
+    let mut columns: Vec<Column> = Vec::new();
+    let mut servers: Vec<&str> = Vec::new();
+    for r in &report.results {
+        if !servers.contains(&r.server.as_str()) {
+            servers.push(&r.server);
+        }
+        if is_host_scenario(report, &r.scenario)
+            && !columns.iter().any(|c| c.scenario == &r.scenario)
+        {
+            let info = match &r.scenario {
+                ScenarioId::Profile(p) => report.profiles.get(p),
+                ScenarioId::Ending(_) => None,
+            };
+            columns.push(Column {
+                scenario: &r.scenario,
+                label: r
+                    .scenario
+                    .to_string()
+                    .trim_start_matches("close:")
+                    .to_string(),
+                source: info.map(source),
+            });
+        }
+    }
+    if columns.is_empty() {
+        return None;
+    }
+    // The terminal endings answer "what if my user closes the terminal or hits Ctrl-C".
+    for (e, label) in [
+        (Ending::Sighup, "terminal closed"),
+        (Ending::CtrlC, "Ctrl-C"),
+    ] {
+        if let Some(r) = report
+            .results
+            .iter()
+            .find(|r| r.scenario == ScenarioId::Ending(e))
+        {
+            columns.push(Column {
+                scenario: &r.scenario,
+                label: label.into(),
+                source: None,
+            });
+        }
+    }
+    let grid = cells(report);
+    let close = ScenarioId::Ending(Ending::Close);
+    let rows = servers
+        .into_iter()
+        .filter(|s| columns.iter().any(|c| grid.contains_key(&(*s, c.scenario))))
+        .map(|server| Row {
+            server,
+            cells: columns
+                .iter()
+                .map(|c| grid.get(&(server, c.scenario)).map(|r| cell(r)))
+                .collect(),
+            needs: grid.get(&(server, &close)).and_then(|r| needs(r)),
+        })
+        .collect();
+    Some(HostView { columns, rows })
+}
+
+fn cell(r: &JudgedCase) -> Cell<'_> {
+    let survived = r.stage == Some(Stage::Survived);
+    let ended_by = match r.stage {
+        Some(Stage::Eof) => "stdin EOF",
+        Some(Stage::Sigint) => "SIGINT",
+        Some(Stage::Sigterm) => "SIGTERM",
+        Some(Stage::Sighup) => "SIGHUP",
+        Some(Stage::Sigkill) => "SIGKILL",
+        Some(Stage::Survived) => "left running",
+        None => "?",
+    };
+    Cell {
+        case: r,
+        wait_ms: if survived { None } else { r.exit_ms },
+        ended_by: ended_by.into(),
+        hard: matches!(r.stage, Some(Stage::Sigkill | Stage::Survived)),
+        left_running: survived || r.leftover_count() > 0,
+    }
+}
+
+/// What ends the server gently, from how it answered the spec's ladder.
+fn needs(close: &JudgedCase) -> Option<String> {
+    if close.error.is_some() {
+        return None;
+    }
+    let t = close.exit_ms.map(seconds).unwrap_or_default();
+    Some(match close.stage? {
+        Stage::Eof => format!("closing stdin ({t})"),
+        Stage::Sigterm | Stage::Sigint | Stage::Sighup => {
+            "SIGTERM: it ignores stdin EOF".to_string()
+        }
+        Stage::Sigkill => "SIGKILL: it ignores stdin EOF and SIGTERM".to_string(),
+        Stage::Survived => "nothing ends it".to_string(),
+    })
+}
+
+/// A profile's source in a few words: "source: microsoft/vscode" or "observed: 4 reports".
+pub fn source(info: &ProfileInfo) -> String {
+    match (info.basis, &info.source) {
+        (ProfileBasis::Source, Some(s)) => format!("source: {}", s.repository),
+        (ProfileBasis::Source, None) => "source".into(),
+        (ProfileBasis::Observed, _) => match info.observed.len() {
+            1 => "observed: 1 report".into(),
+            n => format!("observed: {n} reports"),
+        },
+    }
+}
+
+/// A user's wait, in the unit a person thinks in.
+pub fn seconds(t: f64) -> String {
+    if t < 1000.0 {
+        ms(t)
+    } else {
+        format!("{:.1} s", t / 1000.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{report_of, result};
+
+    #[test]
+    fn a_server_that_needs_sigterm_costs_a_vscode_user_ten_seconds() {
+        let report = report_of(vec![
+            result("s", "close", Stage::Sigterm, 2004.0),
+            result("s", "close:vscode", Stage::Sigterm, 10003.0),
+            result("s", "close:zed", Stage::Sigkill, 1.0),
+            result("s", "close:claude-desktop", Stage::Survived, 5000.0),
+            result("s", "sighup", Stage::Sighup, 3.0),
+        ]);
+        let v = view(&report).expect("host cases");
+        let labels: Vec<&str> = v.columns.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            ["vscode", "zed", "claude-desktop", "terminal closed"]
+        );
+        assert_eq!(
+            v.columns[0].source.as_deref(),
+            Some("source: microsoft/vscode")
+        );
+        assert!(v.columns[2]
+            .source
+            .as_deref()
+            .unwrap()
+            .starts_with("observed"));
+        let row = &v.rows[0];
+        assert_eq!(row.needs.as_deref(), Some("SIGTERM: it ignores stdin EOF"));
+        let c: Vec<&Cell> = row.cells.iter().map(|c| c.as_ref().unwrap()).collect();
+        assert_eq!(c[0].short(), "10.0 s, SIGTERM");
+        assert!(c[1].hard && !c[1].left_running);
+        assert!(c[2].left_running && c[2].wait_ms.is_none());
+        assert_eq!(c[3].short(), "3 ms, SIGHUP");
+    }
+
+    #[test]
+    fn no_host_profile_no_view() {
+        let report = report_of(vec![result("s", "close", Stage::Eof, 2.0)]);
+        assert!(view(&report).is_none());
+    }
+}
