@@ -57,6 +57,7 @@ fn case(
         budgets: None,
         ladder: Some(plan.ladder()),
         checks: Vec::new(),
+        repeat: None,
     }
 }
 

@@ -180,6 +180,10 @@ pub struct RunOpts {
     /// Cases run at once.
     #[arg(long, default_value_t = 16)]
     pub jobs: usize,
+    /// Run every case N times (each a real launch): the report gives each case's stage
+    /// distribution and exit-latency percentiles, and marks it flaky when runs disagree.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
     /// Override the prompt budget (ms) for every server.
     #[arg(long, value_name = "MS")]
     pub prompt_ms: Option<u64>,

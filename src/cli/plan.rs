@@ -22,6 +22,7 @@ pub struct RunPlan {
     pub plumbing: PlumbingOverride,
     pub overrides: BudgetOverrides,
     pub jobs: usize,
+    pub repeat: usize,
     pub format: Format,
     pub pruned: bool,
     pub outputs: Vec<(PathBuf, Format)>,
@@ -187,6 +188,7 @@ pub fn plan(
             handshake_ms: opts.handshake_ms,
         },
         jobs: opts.jobs,
+        repeat: opts.repeat as usize,
         format: opts.format,
         pruned: opts.pruned,
         outputs: opts

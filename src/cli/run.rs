@@ -58,7 +58,8 @@ pub fn execute(plan: RunPlan) -> Result<ExitCode, Error> {
         .jobs(plan.jobs)
         .revision(plan.revision)
         .budgets(plan.overrides)
-        .plumbing(plan.plumbing);
+        .plumbing(plan.plumbing)
+        .repeat(plan.repeat);
     let interrupted = on_interrupt(&harness);
     let report = harness.run(&plan.cases);
     crate::harness::release_cgroups();

@@ -2,11 +2,16 @@
 //! fails on a missed rule that is not listed, and on a listed one that now holds ("stale
 //! baseline: remove it"), so an SDK release that fixes a gap shows up.
 //!
-//! File format (TOML), one table per server, one list of rule IDs per scenario:
+//! File format (TOML), one table per server, one list of rule IDs per scenario; a server's
+//! `flaky` table names checks known to flip between runs (`--repeat`), which may then pass
+//! or miss without failing the run:
 //! ```toml
 //! [node-1.30.0-timer]
 //! close = ["stdio-exit-on-eof"]
 //! exit = ["stdio-exit-on-client-death"]
+//!
+//! [gitlab-server.flaky]
+//! close = ["stdio-exit-on-eof"]
 //! ```
 
 use std::collections::BTreeMap;
@@ -21,7 +26,46 @@ pub type Entries = BTreeMap<String, BTreeMap<ScenarioId, Vec<RuleId>>>;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Baseline {
     pub path: Option<PathBuf>,
+    /// Checks expected to be missed.
     pub entries: Entries,
+    /// Checks known to flip between runs: either outcome is accepted.
+    pub flaky: Entries,
+}
+
+/// One server's table as written: scenario keys, and an optional `flaky` table. Read by
+/// hand (not `#[serde(flatten)]`, which buffers the values and loses their line numbers).
+#[derive(Default)]
+struct ServerTable {
+    flaky: BTreeMap<ScenarioId, Vec<RuleId>>,
+    expected: BTreeMap<ScenarioId, Vec<RuleId>>,
+}
+
+impl<'de> serde::Deserialize<'de> for ServerTable {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = ServerTable;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a table of scenario = [rule IDs], and an optional `flaky` table")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<ServerTable, A::Error> {
+                let mut t = ServerTable::default();
+                while let Some(key) = m.next_key::<String>()? {
+                    if key == "flaky" {
+                        t.flaky = m.next_value()?;
+                    } else {
+                        let id: ScenarioId = key.parse().map_err(serde::de::Error::custom)?;
+                        t.expected.insert(id, m.next_value()?);
+                    }
+                }
+                Ok(t)
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
 /// A baseline file that cannot be used.
@@ -60,6 +104,8 @@ pub struct Comparison {
     pub stale: Vec<Finding>,
     /// Missed rules the baseline lists.
     pub expected: usize,
+    /// Checks the baseline lists as known to flip (not judged).
+    pub known_flaky: usize,
 }
 
 impl Comparison {
@@ -85,10 +131,11 @@ impl Comparison {
         }
         let _ = writeln!(
             out,
-            "baseline: {} expected, {} unexpected, {} stale",
+            "baseline: {} expected, {} unexpected, {} stale, {} known flaky",
             self.expected,
             self.unexpected.len(),
-            self.stale.len()
+            self.stale.len(),
+            self.known_flaky
         );
         out
     }
@@ -100,26 +147,46 @@ impl Baseline {
             path: path.to_path_buf(),
             source,
         })?;
-        let entries: Entries = toml::from_str(&text).map_err(|e| BaselineError::Parse {
-            path: path.to_path_buf(),
-            line: e.span().map_or(0, |s| {
-                text[..s.start.min(text.len())].matches('\n').count() + 1
-            }),
-            message: e.message().trim().to_string(),
-        })?;
-        Ok(Self {
+        let tables: BTreeMap<String, ServerTable> =
+            toml::from_str(&text).map_err(|e| BaselineError::Parse {
+                path: path.to_path_buf(),
+                line: e.span().map_or(0, |s| {
+                    text[..s.start.min(text.len())].matches('\n').count() + 1
+                }),
+                message: e.message().trim().to_string(),
+            })?;
+        let mut b = Self {
             path: Some(path.to_path_buf()),
-            entries,
-        })
+            ..Self::default()
+        };
+        for (server, t) in tables {
+            if !t.flaky.is_empty() {
+                b.flaky.insert(server.clone(), t.flaky);
+            }
+            if !t.expected.is_empty() {
+                b.entries.insert(server, t.expected);
+            }
+        }
+        Ok(b)
     }
 
     /// The baseline that makes `report` pass: every missed scored check.
     pub fn from_report(report: &Report) -> Self {
         let mut entries = Entries::new();
+        let mut flaky = Entries::new();
         for r in &report.results {
-            for c in r.checks.iter().filter(|c| c.status.is_miss()) {
-                entries
-                    .entry(r.server.clone())
+            let flipped = |id: RuleId| {
+                r.repeat
+                    .as_ref()
+                    .is_some_and(|x| x.flips.iter().any(|f| f == id.as_str()))
+            };
+            for c in &r.checks {
+                let into = match (flipped(c.id), c.status.is_miss()) {
+                    (true, _) => &mut flaky,
+                    (false, true) => &mut entries,
+                    (false, false) => continue,
+                };
+                into.entry(r.server.clone())
                     .or_default()
                     .entry(r.scenario.clone())
                     .or_default()
@@ -129,6 +196,7 @@ impl Baseline {
         Self {
             path: None,
             entries,
+            flaky,
         }
     }
 
@@ -139,16 +207,27 @@ impl Baseline {
         );
         // Keys are quoted: server names contain dots, which bare TOML keys would nest.
         let quote = |s: &str| toml::Value::String(s.to_string()).to_string();
-        for (server, scenarios) in &self.entries {
-            let _ = writeln!(out, "\n[{}]", quote(server));
-            for (scenario, rules) in scenarios {
-                let list: Vec<String> = rules.iter().map(|r| quote(r.as_str())).collect();
-                let _ = writeln!(
-                    out,
-                    "{} = [{}]",
-                    quote(&scenario.to_string()),
-                    list.join(", ")
-                );
+        let table =
+            |out: &mut String, header: String, scenarios: &BTreeMap<ScenarioId, Vec<RuleId>>| {
+                let _ = writeln!(out, "\n[{header}]");
+                for (scenario, rules) in scenarios {
+                    let list: Vec<String> = rules.iter().map(|r| quote(r.as_str())).collect();
+                    let _ = writeln!(
+                        out,
+                        "{} = [{}]",
+                        quote(&scenario.to_string()),
+                        list.join(", ")
+                    );
+                }
+            };
+        let servers: std::collections::BTreeSet<&String> =
+            self.entries.keys().chain(self.flaky.keys()).collect();
+        for server in servers {
+            if let Some(s) = self.entries.get(server).filter(|s| !s.is_empty()) {
+                table(&mut out, quote(server), s);
+            }
+            if let Some(s) = self.flaky.get(server) {
+                table(&mut out, format!("{}.flaky", quote(server)), s);
             }
         }
         out
@@ -158,7 +237,12 @@ impl Baseline {
         let mut cmp = Comparison::default();
         for r in &report.results {
             let listed = self.entries.get(&r.server).and_then(|s| s.get(&r.scenario));
+            let flaky = self.flaky.get(&r.server).and_then(|s| s.get(&r.scenario));
             for c in &r.checks {
+                if flaky.is_some_and(|l| l.contains(&c.id)) {
+                    cmp.known_flaky += 1;
+                    continue;
+                }
                 let is_listed = listed.is_some_and(|l| l.contains(&c.id));
                 let finding = || Finding {
                     server: r.server.clone(),
@@ -191,6 +275,7 @@ mod tests {
                 observation: Observation::empty(server, &scenario.parse().unwrap()),
                 budgets: None,
                 ladder: None,
+                repeat: None,
                 checks: vec![Check {
                     id: *rule,
                     status: *status,
@@ -247,5 +332,30 @@ mod tests {
         std::fs::write(&p, "[a]\nclose = [\"no-such-rule\"]\n").unwrap();
         let e = Baseline::load(&p).unwrap_err().to_string();
         assert!(e.contains("b.toml:2") && e.contains("no-such-rule"), "{e}");
+    }
+
+    #[test]
+    fn a_known_flaky_check_passes_either_way() {
+        use crate::model::Stage;
+        use crate::test_support::result;
+        let flaky = crate::rules::repeat::aggregate(vec![
+            result("coin.toss", "close", Stage::Eof, 12.0),
+            result("coin.toss", "close", Stage::Sigterm, 2004.0),
+        ]);
+        let r = report_of(vec![flaky]);
+        let b = Baseline::from_report(&r);
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("b.toml");
+        let text = b.to_toml();
+        assert!(text.contains("[\"coin.toss\".flaky]"), "{text}");
+        std::fs::write(&p, &text).unwrap();
+        let loaded = Baseline::load(&p).unwrap();
+        assert_eq!((&loaded.entries, &loaded.flaky), (&b.entries, &b.flaky));
+        let c = loaded.compare(&r);
+        assert!(!c.fails(), "{}", c.render());
+        assert_eq!(c.known_flaky, 1);
+        // A single run of it, passing or not, is still accepted.
+        let once = report_of(vec![result("coin.toss", "close", Stage::Eof, 12.0)]);
+        assert!(!loaded.compare(&once).fails());
     }
 }

@@ -125,34 +125,36 @@ fn build_default(id: &ScenarioId, b: &Budgets, profiles: &Profiles) -> Result<Sc
             inflight: true,
             ..Scenario::new(id.clone(), Driver::Direct, spec())
         },
-        // A terminal host: the server stays in the host's foreground group unless it was
-        // moved out, so the terminal's signal reaches both; the host then dies.
-        Ending::Sighup | Ending::CtrlC => {
-            let steps = if ending == Ending::Sighup {
-                let hangup = Action::Hangup {
-                    reaches_server: true,
-                };
-                vec![Step::new(hangup, b.observe_ms)]
-            } else {
-                // The host survives Ctrl-C long enough for its server to act on it, then
-                // exits: a server that ignored SIGINT then has stdin at EOF and no parent.
-                let interrupt = Action::Interrupt {
-                    reaches_server: true,
-                };
-                vec![
-                    Step::new(interrupt, b.prompt_ms),
-                    Step::new(Action::ClientExit, b.observe_ms),
-                ]
-            };
-            Scenario {
-                plumbing: Plumbing {
-                    group: GroupKind::Host,
-                    ..Plumbing::default()
-                },
-                ..Scenario::new(id.clone(), Driver::Terminal, steps)
-            }
-        }
+        Ending::Sighup | Ending::CtrlC => terminal(id, ending, b),
     })
+}
+
+/// A terminal host's ending: the server is in the foreground job's group (unless moved
+/// out), so what the terminal sends reaches both.
+fn terminal(id: &ScenarioId, ending: Ending, b: &Budgets) -> Scenario {
+    let steps = if ending == Ending::Sighup {
+        let hangup = Action::Hangup {
+            reaches_server: true,
+        };
+        vec![Step::new(hangup, b.observe_ms)]
+    } else {
+        // The host survives Ctrl-C long enough for its server to act on it, then exits: a
+        // server that ignored SIGINT then has stdin at EOF and no parent.
+        let interrupt = Action::Interrupt {
+            reaches_server: true,
+        };
+        vec![
+            Step::new(interrupt, b.prompt_ms),
+            Step::new(Action::ClientExit, b.observe_ms),
+        ]
+    };
+    Scenario {
+        plumbing: Plumbing {
+            group: GroupKind::Host,
+            ..Plumbing::default()
+        },
+        ..Scenario::new(id.clone(), Driver::Terminal, steps)
+    }
 }
 
 #[cfg(test)]

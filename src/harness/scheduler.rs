@@ -26,6 +26,10 @@ use crate::supervisor::protocol::CaseSpec;
 /// storm cannot take the machine down.
 pub const DEFAULT_MAX_PIDS: u64 = 4096;
 
+/// The variable that tells a server which run of a repeated case it is (1-based; 1 without
+/// `--repeat`).
+pub const RUN_VAR: &str = "MCP_SHUTDOWN_RUN";
+
 /// One server × scenario to run.
 #[derive(Clone, Debug)]
 pub struct Case {
@@ -62,6 +66,7 @@ pub struct Harness {
     max_pids: Option<u64>,
     server_env: std::collections::BTreeMap<String, String>,
     plumbing: PlumbingOverride,
+    repeat: usize,
 }
 
 impl Harness {
@@ -81,6 +86,7 @@ impl Harness {
             max_pids: Some(DEFAULT_MAX_PIDS),
             server_env: Default::default(),
             plumbing: PlumbingOverride::default(),
+            repeat: 1,
         }
     }
 
@@ -112,6 +118,13 @@ impl Harness {
     /// tests use one to find every process a case started).
     pub fn server_env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.server_env.insert(name.into(), value.into());
+        self
+    }
+
+    /// Runs every case this many times (default 1), each a real launch scheduled like any
+    /// other case; the report has one result per case with every run in its `repeat`.
+    pub fn repeat(mut self, times: usize) -> Self {
+        self.repeat = times.max(1);
         self
     }
 
@@ -198,14 +211,31 @@ impl Harness {
         report
     }
 
-    /// Runs cases and judges them, results in input order.
+    /// Runs cases and judges them, results in input order (each case's repeated runs made
+    /// into one result).
     pub fn run_cases(&self, cases: &[Case]) -> Vec<JudgedCase> {
+        let expanded: Vec<(&Case, usize)> = cases
+            .iter()
+            .flat_map(|c| (1..=self.repeat).map(move |run| (c, run)))
+            .collect();
+        if self.repeat <= 1 {
+            return self.run_each(&expanded);
+        }
+        let mut runs = self.run_each(&expanded).into_iter();
+        (0..cases.len())
+            .map(|_| rules::repeat::aggregate(runs.by_ref().take(self.repeat).collect()))
+            .collect()
+    }
+
+    /// Runs cases once each, results in input order.
+    fn run_each(&self, cases: &[(&Case, usize)]) -> Vec<JudgedCase> {
         let mut order: Vec<usize> = (0..cases.len()).collect();
         // Longest first, so the run costs little more than its longest case.
         order.sort_by_key(|&i| {
-            let b = self.budgets_for(&cases[i].manifest);
+            let c = cases[i].0;
+            let b = self.budgets_for(&c.manifest);
             std::cmp::Reverse(
-                scenarios::build_with(&cases[i].scenario, &b, &self.profiles, &self.plumbing)
+                scenarios::build_with(&c.scenario, &b, &self.profiles, &self.plumbing)
                     .map_or(0, |s| s.max_wait_ms()),
             )
         });
@@ -221,7 +251,8 @@ impl Harness {
                         else {
                             break;
                         };
-                        let r = self.run_one_with(&cases[i], &progress);
+                        let (case, run) = cases[i];
+                        let r = self.run_one_with(case, run, &progress);
                         *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
                     })
                 })
@@ -243,10 +274,12 @@ impl Harness {
 
     /// Runs one case in a supervisor process and judges it.
     pub fn run_one(&self, case: &Case) -> JudgedCase {
-        self.run_one_with(case, &Progress::new(1, false))
+        self.run_one_with(case, 1, &Progress::new(1, false))
     }
 
-    fn run_one_with(&self, case: &Case, progress: &Progress) -> JudgedCase {
+    /// `run`: which run of a repeated case this is (1-based), given to the server as
+    /// `MCP_SHUTDOWN_RUN` (a fixture can seed its randomness with it).
+    fn run_one_with(&self, case: &Case, run: usize, progress: &Progress) -> JudgedCase {
         let m = &case.manifest;
         let budgets = self.budgets_for(m);
         let scenario =
@@ -263,6 +296,7 @@ impl Harness {
                         budgets: Some(budgets),
                         ladder: None,
                         checks: Vec::new(),
+                        repeat: None,
                     };
                 }
             };
@@ -279,6 +313,7 @@ impl Harness {
         } else {
             let mut launch = m.launch.clone();
             launch.env.extend(self.server_env.clone());
+            launch.env.insert(RUN_VAR.into(), run.to_string());
             let spec = CaseSpec {
                 server: m.name.clone(),
                 launch,
@@ -299,6 +334,7 @@ impl Harness {
             budgets: Some(budgets),
             ladder: Some(scenario.ladder()),
             checks,
+            repeat: None,
         }
     }
 

@@ -10,9 +10,11 @@ use serde::{Deserialize, Serialize};
 
 use super::budgets::Budgets;
 use super::ids::{BudgetName, ProfileId, Revision, RuleId};
-use super::observation::Observation;
+use super::observation::{ErrorKind, Observation};
 use super::profile::ProfileInfo;
 use super::scenario::Ladder;
+use super::scenario::Stage;
+use super::signal::ExitStatus;
 use super::verdict::{Basis, Check, Status};
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -114,6 +116,58 @@ pub struct JudgedCase {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ladder: Option<Ladder>,
     pub checks: Vec<Check>,
+    /// Set when the case ran more than once (`--repeat`): every run, and what they agree on.
+    /// The fields above are then those of the worst run, and each check is at its worst.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<Repeat>,
+}
+
+/// A case run several times.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Repeat {
+    /// Every run, in the order they were scheduled.
+    pub runs: Vec<RunOutcome>,
+    /// How many runs ended at each stage (`eof`, `sigterm`, ...), or could not run (under
+    /// their error kind).
+    pub stages: BTreeMap<String, u32>,
+    /// Exit latency over the runs that exited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<Latency>,
+    /// The stage or a check's status differed between runs.
+    pub flaky: bool,
+    /// What differed: `stage` and the rule IDs whose status did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flips: Vec<String>,
+}
+
+/// One run of a repeated case, in brief.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunOutcome {
+    pub stage: Option<Stage>,
+    pub exit_ms: Option<f64>,
+    #[serde(default)]
+    pub runqueue_ms: Option<f64>,
+    #[serde(default)]
+    pub exit_status: Option<ExitStatus>,
+    #[serde(default)]
+    pub error: Option<ErrorKind>,
+    pub checks: BTreeMap<RuleId, Status>,
+    #[serde(default)]
+    pub leftovers: usize,
+    /// Wall time of the run (launch to clean-up), for benchmarks; never judged.
+    #[serde(default)]
+    pub wall_ms: f64,
+}
+
+/// Exit-latency percentiles (nearest rank), in milliseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    /// How many runs exited.
+    pub n: usize,
+    pub min: f64,
+    pub median: f64,
+    pub p95: f64,
+    pub max: f64,
 }
 
 impl Deref for JudgedCase {

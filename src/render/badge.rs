@@ -146,6 +146,15 @@ pub fn badge_in(report: &Report, server: &str, scope: Scope) -> Option<Badge> {
             format!("{} · {passed}/{}", report.spec, scored.len()),
         ),
     };
+    // A verdict that the next run may contradict is never shown as settled.
+    let flaky = results
+        .iter()
+        .any(|r| r.repeat.as_ref().is_some_and(|x| x.flaky));
+    let (color, message) = match (flaky, color) {
+        (false, c) => (c, message),
+        (true, Color::Green) => (Color::Yellow, "flaky".to_string()),
+        (true, c) => (c, format!("flaky: {message}")),
+    };
     Some(Badge {
         server: server.to_string(),
         label: match scope {
@@ -282,6 +291,27 @@ mod tests {
             .into_iter()
             .map(|b| (b.server, b.color, b.message))
             .collect()
+    }
+
+    #[test]
+    fn a_flaky_server_is_never_green_and_says_so() {
+        use crate::model::Stage;
+        let runs = vec![
+            fixture::result("s", "close", Stage::Eof, 12.0),
+            fixture::result("s", "close", Stage::Sigterm, 2004.0),
+        ];
+        let r = fixture::report_of(vec![crate::rules::repeat::aggregate(runs)]);
+        let b = badge(&r, "s").unwrap();
+        assert_eq!(b.color, Color::Yellow);
+        assert_eq!(b.message, "flaky: ignores stdin EOF");
+        // Flaky on an unscored difference only (the stage): still not green.
+        let mut fine = vec![
+            fixture::result("s", "close", Stage::Eof, 12.0),
+            fixture::result("s", "close", Stage::Eof, 14.0),
+        ];
+        fine[1].stage = Some(Stage::Sigint);
+        let r = fixture::report_of(vec![crate::rules::repeat::aggregate(fine)]);
+        assert_eq!(badge(&r, "s").unwrap().message, "flaky");
     }
 
     #[test]

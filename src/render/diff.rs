@@ -191,6 +191,7 @@ mod tests {
                     observation: o,
                     budgets: None,
                     ladder: None,
+                    repeat: None,
                     checks: vec![Check {
                         id: RuleId::StdioExitOnEof,
                         status: *status,

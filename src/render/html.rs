@@ -9,9 +9,14 @@ use askama::Template;
 
 use super::hosts::{self, is_host_scenario};
 use super::present::{
-    action_label, actual, axes, cells, held_by, index_of, left_behind, ms, outcome, visible,
+    action_label, actual, axes, cells, held_by, index_of, left_behind, ms, outcome, runs_line,
+    visible,
 };
-use crate::model::{group_leftovers, Budgets, JudgedCase, Report, Status, Summary};
+use crate::model::{group_leftovers, Budgets, JudgedCase, Report, Stage, Status, Summary};
+
+fn is_flaky(r: &JudgedCase) -> bool {
+    r.repeat.as_ref().is_some_and(|x| x.flaky)
+}
 
 fn class(s: Status) -> &'static str {
     match s {
@@ -61,6 +66,8 @@ struct Row {
 
 struct Cell {
     class: &'static str,
+    /// Its runs disagreed (`--repeat`).
+    flaky: bool,
     index: usize,
     text: String,
 }
@@ -73,6 +80,9 @@ struct CaseView {
     scenario: String,
     /// Whose ladder ran, and where it comes from.
     profile: Option<String>,
+    /// How its runs ended (`--repeat`), and whether they disagreed.
+    runs: Option<String>,
+    flaky: bool,
     actual: String,
     error: Option<(String, String)>,
     timeline: String,
@@ -126,6 +136,7 @@ pub fn render(report: &Report) -> String {
                 .map(|sc| {
                     grid.get(&(*sv, *sc)).map(|r| Cell {
                         class: class(r.verdict()),
+                        flaky: is_flaky(r),
                         index: index_of(report, r),
                         text: format!("{}{}", outcome(r), left_behind(r)),
                     })
@@ -190,6 +201,7 @@ fn host_view(report: &Report) -> (Vec<(String, String)>, Vec<HostRow>) {
                 .map(|c| {
                     c.as_ref().map(|c| Cell {
                         class: class(c.case.verdict()),
+                        flaky: is_flaky(c.case),
                         index: index_of(report, c.case),
                         text: c.short(),
                     })
@@ -237,6 +249,8 @@ fn case_view(report: &Report, index: usize, r: &JudgedCase) -> CaseView {
                 .map(|i| visible(&format!("{} ({})", i.client, hosts::source(i)))),
             crate::model::ScenarioId::Ending(_) => None,
         },
+        runs: runs_line(r).map(|l| visible(&l)),
+        flaky: is_flaky(r),
         actual: visible(&actual(r)),
         error: r
             .error
@@ -527,9 +541,16 @@ pub fn timeline(r: &JudgedCase, budgets: &Budgets) -> String {
     let wait_of = |i: usize| planned.get(i).map_or(budgets.grace_ms, |p| p.1) as f64;
     let last = r.steps.len() - 1;
     let ladder_end = r.steps[last].at_ms + wait_of(last);
+    let runs_max = r
+        .repeat
+        .iter()
+        .flat_map(|x| &x.runs)
+        .filter_map(|o| o.exit_ms)
+        .fold(0.0_f64, f64::max);
     let span = [
         ladder_end,
         r.exit_ms.unwrap_or(0.0),
+        runs_max,
         budgets.prompt_ms as f64,
     ]
     .into_iter()
@@ -539,7 +560,61 @@ pub fn timeline(r: &JudgedCase, budgets: &Budgets) -> String {
     axis(&mut t, &s);
     steps(&mut t, r, &s, &planned);
     life(&mut t, r, &s);
+    runs(&mut t, r, &s);
     t.render().expect("timelines render")
+}
+
+/// Where each run of a repeated case ended, as dots in a row above the worst run's life
+/// (coloured by stage; runs that never exited at the right edge), so exits that cluster at
+/// a few moments show as clusters.
+fn runs(t: &mut Timeline, r: &JudgedCase, s: &Scale) {
+    let Some(rep) = &r.repeat else {
+        return;
+    };
+    let y = BAND_TOP + 22.0;
+    let mut dots: Vec<(f64, &'static str)> = rep
+        .runs
+        .iter()
+        .map(|o| {
+            let fill = match (o.error, o.stage) {
+                (Some(_), _) => "#57606a",
+                (None, Some(Stage::Eof)) => "#1a7f37",
+                (None, Some(Stage::Sigkill | Stage::Survived)) => "#cf222e",
+                _ => "#bf8700",
+            };
+            let cx = o.exit_ms.map_or(LEFT + Scale::width() + 6.0, |at| s.x(at));
+            (cx, fill)
+        })
+        .collect();
+    dots.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // Runs that ended within a few pixels of each other are one dot, sized and counted.
+    let mut groups: Vec<(f64, &'static str, usize)> = Vec::new();
+    for (x, fill) in dots {
+        match groups.last_mut() {
+            Some((gx, gfill, n)) if x - *gx < 5.0 && *gfill == fill => *n += 1,
+            _ => groups.push((x, fill, 1)),
+        }
+    }
+    for (x, fill, n) in groups {
+        t.circles.push(Circle {
+            class: "run",
+            cx: N(x),
+            cy: N(y),
+            r: N(2.5 + (n as f64).sqrt()),
+            fill,
+        });
+        if n > 1 {
+            t.text(x, y - 7.0, 9, fill, "middle", format!("×{n}"));
+        }
+    }
+    t.text(
+        LEFT + Scale::width() + 14.0,
+        y + 3.0,
+        10,
+        "#57606a",
+        "start",
+        format!("{} runs", rep.runs.len()),
+    );
 }
 
 /// Each recorded step's wait (alternating grey), then the prompt budget.

@@ -308,6 +308,7 @@ mod tests {
             budgets: None,
             ladder: None,
             checks: Vec::new(),
+            repeat: None,
         });
         let xml = render(&rep);
         let d = doc(&xml);

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::hosts::{self, is_host_scenario};
-use super::present::{axes, cells, emoji, left_behind, leftovers, ms, outcome};
+use super::present::{axes, cells, emoji, left_behind, leftovers, ms, outcome, runs_line};
 use crate::model::{JudgedCase, Outcome, Report, RuleId, Status};
 
 /// Escapes text so Markdown shows it literally on one line (also inside table cells).
@@ -268,6 +268,12 @@ fn findings(report: &Report) -> Vec<(u8, String)> {
             found.push((
                 rank(r.verdict()),
                 format!("📝 {who}: {}", escape_message(note)),
+            ));
+        }
+        if let Some(line) = runs_line(r).filter(|_| r.repeat.as_ref().is_some_and(|x| x.flaky)) {
+            found.push((
+                rank(r.verdict()),
+                format!("🎲 {who} is flaky: {}", escape_message(&line)),
             ));
         }
         // The leak rule's message already names them.

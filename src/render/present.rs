@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+pub use crate::rules::repeat::distribution;
+
 use crate::model::{
     group_leftovers, Action, JudgedCase, ProcState, Report, ScenarioId, Status, Target,
 };
@@ -14,12 +16,40 @@ pub fn ms(v: f64) -> String {
 
 /// What a case's cell says: the stage and latency, or why it could not run.
 pub fn outcome(r: &JudgedCase) -> String {
+    if let Some(rep) = &r.repeat {
+        if rep.flaky {
+            return format!("FLAKY {}", distribution(rep));
+        }
+        if let (None, Some(stage), Some(l)) = (&r.error, r.stage, rep.latency_ms) {
+            return format!("{stage} {} ×{}", ms(l.median), rep.runs.len());
+        }
+    }
     match (&r.error, r.stage, r.exit_ms) {
         (Some(e), _, _) => e.kind.to_string(),
         (None, Some(stage), Some(t)) => format!("{stage} {}", ms(t)),
         (None, Some(stage), None) => stage.to_string(),
         (None, None, _) => "?".into(),
     }
+}
+
+/// For a repeated case: how its runs ended and how fast, in one line.
+pub fn runs_line(r: &JudgedCase) -> Option<String> {
+    let rep = r.repeat.as_ref()?;
+    let mut s = format!("{} runs: {}", rep.runs.len(), distribution(rep));
+    if let Some(l) = rep.latency_ms {
+        s.push_str(&format!(
+            "; exit latency min {}, median {}, p95 {}, max {} (of {} that exited)",
+            ms(l.min),
+            ms(l.median),
+            ms(l.p95),
+            ms(l.max),
+            l.n
+        ));
+    }
+    if rep.flaky {
+        s.push_str(&format!("; differed: {}", rep.flips.join(", ")));
+    }
+    Some(s)
 }
 
 /// " · N left behind" when the case left processes behind.

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::hosts::{self, is_host_scenario};
-use super::present::{axes, cells, held_by, leftovers, mark, outcome};
+use super::present::{axes, cells, held_by, leftovers, mark, outcome, runs_line};
 use crate::model::{Outcome, ProfileKind, Report, ScenarioId};
 
 /// Renders the report as the terminal matrix.
@@ -102,6 +102,9 @@ fn findings(report: &Report, out: &mut String) {
         }
         if let Some(n) = &r.note {
             let _ = writeln!(out, "NOTE     {} {}: {n}", r.server, r.scenario);
+        }
+        if let Some(line) = runs_line(r).filter(|_| r.repeat.as_ref().is_some_and(|x| x.flaky)) {
+            let _ = writeln!(out, "FLAKY    {} {}: {line}", r.server, r.scenario);
         }
         for line in leftovers(r) {
             let _ = writeln!(out, "LEFTOVER {} {}: {line}", r.server, r.scenario);

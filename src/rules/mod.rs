@@ -4,6 +4,7 @@
 pub mod catalogue;
 pub mod explain;
 pub mod judge;
+pub mod repeat;
 
 use std::collections::BTreeMap;
 

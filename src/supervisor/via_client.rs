@@ -108,6 +108,7 @@ fn trigger(action: Action, client: &mut Client) -> u64 {
             // Dropping the master hangs the terminal up: the kernel sends SIGHUP to the
             // session leader (the shell), and to the foreground job's group as it dies.
             drop(client.terminal.take());
+            client.gone = true;
             t
         }
         Action::ClientKill => {
@@ -140,6 +141,42 @@ fn trigger(action: Action, client: &mut Client) -> u64 {
     // Once the client is reaped, its orphans are certainly ours.
     let _ = client.child.wait();
     t
+}
+
+/// What the ladder found, into the observation.
+fn record_ending(result: &mut Observation, ended: super::ladder::Ended, server: &Pidfd) {
+    result.steps = ended.steps;
+    result.trigger_ns = ended.trigger_ns;
+    result.stage = Some(ended.stage);
+    if let Some(exit_ns) = ended.exit_ns {
+        result.exit_ns = Some(exit_ns);
+        result.runqueue_ms = Some(ended.runqueue_ns as f64 / 1e6);
+        result.exit_ms = ended.exit_ms;
+        result.exit_status = reap_soon(server);
+    }
+}
+
+/// The client never reported a handshake: ends it, and says why if the server did not.
+fn no_handshake(client: &mut Client, result: &mut Observation) {
+    // If it died by itself, say how: a server can kill its parent. (Its stdout closes
+    // just before its exit is reported: give the exit a moment to land.)
+    if let Some(fd) = &client.pidfd {
+        let _ = fd.wait_exit(std::time::Duration::from_millis(500));
+    }
+    let died = client.child.try_wait().ok().flatten();
+    let _ = client.child.kill();
+    let _ = client.child.wait();
+    if result.error.is_none() {
+        result.error = Some(CaseError {
+            kind: ErrorKind::Harness,
+            message: match died.map(ExitStatus::from) {
+                Some(ExitStatus::Signal(s)) => format!(
+                    "the stand-in client was killed by {s} before it reported the handshake (not by the harness: the server or another process killed the server's parent)"
+                ),
+                _ => "the client helper ended without reporting a handshake".into(),
+            },
+        });
+    }
 }
 
 /// The exit status of a server that has exited, once it is the supervisor's to reap (a
@@ -193,25 +230,7 @@ pub fn run(spec: &CaseSpec, helper: &Path, link: &Link) -> Observation {
     let mut record = StdoutRecord::default();
     let Some(server) = until_ready(&mut client, &mut result, &mut record) else {
         link.free_cpu();
-        // If it died by itself, say how: a server can kill its parent. (Its stdout closes
-        // just before its exit is reported: give the exit a moment to land.)
-        if let Some(fd) = &client.pidfd {
-            let _ = fd.wait_exit(std::time::Duration::from_millis(500));
-        }
-        let died = client.child.try_wait().ok().flatten();
-        let _ = client.child.kill();
-        let _ = client.child.wait();
-        if result.error.is_none() {
-            result.error = Some(CaseError {
-                kind: ErrorKind::Harness,
-                message: match died.map(ExitStatus::from) {
-                    Some(ExitStatus::Signal(s)) => format!(
-                        "the stand-in client was killed by {s} before it reported the handshake (not by the harness: the server or another process killed the server's parent)"
-                    ),
-                    _ => "the client helper ended without reporting a handshake".into(),
-                },
-            });
-        }
+        no_handshake(&mut client, &mut result);
         if let Some(e) = result.error.take() {
             result.error = Some(tap.explain(e));
         }
@@ -246,21 +265,10 @@ pub fn run(spec: &CaseSpec, helper: &Path, link: &Link) -> Observation {
         // server's exit status comes to the supervisor, its subreaper).
         trigger(Action::ClientExit, &mut client);
     }
-    result.steps = ended.steps;
-    result.trigger_ns = ended.trigger_ns;
-    result.stage = Some(ended.stage);
-    if let Some(exit_ns) = ended.exit_ns {
-        result.exit_ns = Some(exit_ns);
-        result.runqueue_ms = Some(ended.runqueue_ns as f64 / 1e6);
-        result.exit_ms = ended.exit_ms;
-        result.exit_status = reap_soon(&server);
-    }
+    let survived = ended.stage == Stage::Survived;
+    record_ending(&mut result, ended, &server);
     result.diagnostics = driven.diagnostics;
-    let settle_ms = if ended.stage == Stage::Survived {
-        0
-    } else {
-        spec.budgets.prompt_ms
-    };
+    let settle_ms = if survived { 0 } else { spec.budgets.prompt_ms };
     ours.push(server.pid());
     let alive = settle_descendants(settle_ms, &ours);
     finish(&mut result, &record, &tap, &alive, &before);
