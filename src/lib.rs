@@ -22,6 +22,7 @@ pub mod budgets;
 pub mod case;
 pub mod cli;
 pub mod diff;
+pub mod kits;
 pub mod manifest;
 pub mod mcp;
 pub mod observation;
