@@ -809,6 +809,8 @@ fn local_source(
     let src = base.join(format!("{label}.src"));
     let out = base.join(format!("{label}.out"));
     let guard = lock(&base.join(format!(".{label}.lock")))?;
+    // The user's own checkout or file: read (e.g. `git describe`), never written.
+    vars.insert("origin".into(), path.display().to_string());
     vars.insert("source".into(), src.display().to_string());
     vars.insert("out".into(), out.display().to_string());
     let env = env_of(kit, vars)?;
