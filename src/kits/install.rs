@@ -372,7 +372,13 @@ fn render_files(
                 // Binary files are copied as they are.
                 Err(e) => e.into_bytes(),
             };
-            out.push((join_rel(Path::new(&dst), &rel), bytes));
+            // A directory mapped to "." lands at the top of the instance directory.
+            let dst = if dst == "." {
+                PathBuf::new()
+            } else {
+                PathBuf::from(&dst)
+            };
+            out.push((join_rel(&dst, &rel), bytes));
         }
     }
     Ok(out)
@@ -563,12 +569,30 @@ fn install(
     let dir = &place.dir;
     fs::create_dir_all(dir).map_err(io(dir))?;
     let files = render_files(kit, variant, vars)?;
-    let mut files_key = Fnv::new()
-        .add(kit.id.as_bytes())
-        .add(variant.name.as_bytes());
+    // The templates are written every time (only where they changed): an edited shape
+    // reaches an installed directory even when nothing needs reinstalling.
     for (rel, bytes) in &files {
-        files_key = files_key.add(rel.as_os_str().as_encoded_bytes()).add(bytes);
+        let p = dir.join(rel);
+        if fs::read(&p).is_ok_and(|old| &old == bytes) {
+            continue;
+        }
+        if let Some(parent) = p.parent() {
+            fs::create_dir_all(parent).map_err(io(parent))?;
+        }
+        fs::write(&p, bytes).map_err(io(&p))?;
     }
+    let files_key = |only: &[String]| {
+        let mut k = Fnv::new()
+            .add(kit.id.as_bytes())
+            .add(variant.name.as_bytes());
+        for (rel, bytes) in &files {
+            let name = rel.to_string_lossy();
+            if only.is_empty() || only.iter().any(|o| *o == name) {
+                k = k.add(rel.as_os_str().as_encoded_bytes()).add(bytes);
+            }
+        }
+        k
+    };
     let lock_steps: Vec<Vec<String>> = recipe
         .lock
         .iter()
@@ -580,13 +604,14 @@ fn install(
         .map(|s| render_step(kit, s, vars, dir))
         .collect::<Result<_, _>>()?;
     let env = env_of(kit, vars)?;
-    let mut lock_key = files_key;
+    let mut lock_key = files_key(&recipe.lock_inputs);
     for s in &lock_steps {
         lock_key = lock_key.add(s.join("\u{1f}").as_bytes());
     }
     let lockfile = recipe.lockfile.as_ref().map(|l| dir.join(l));
-    let stamp_key = |lock_key: Fnv| {
-        let mut k = lock_key;
+    let install_files = files_key(&recipe.install_inputs);
+    let stamp_key = || {
+        let mut k = install_files.add(lock_key.hex().as_bytes());
         if let Some(l) = &lockfile {
             k = k.add(&fs::read(l).unwrap_or_default());
         }
@@ -600,22 +625,12 @@ fn install(
     };
     let outputs_ok = || recipe.outputs.iter().all(|o| dir.join(o).exists());
     let stamp = dir.join(STAMP);
-    if fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == stamp_key(lock_key)) && outputs_ok() {
+    if fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == stamp_key()) && outputs_ok() {
         return Ok(false);
     }
 
     // A failed or interrupted installation must not look done.
     let _ = fs::remove_file(&stamp);
-    for (rel, bytes) in &files {
-        let p = dir.join(rel);
-        if fs::read(&p).is_ok_and(|old| &old == bytes) {
-            continue;
-        }
-        if let Some(parent) = p.parent() {
-            fs::create_dir_all(parent).map_err(io(parent))?;
-        }
-        fs::write(&p, bytes).map_err(io(&p))?;
-    }
     let log = dir.join(LOG);
     let label = &place.label;
     if let Some(lf) = &lockfile {
@@ -650,7 +665,7 @@ fn install(
             ),
         });
     }
-    fs::write(&stamp, stamp_key(lock_key)).map_err(io(&stamp))?;
+    fs::write(&stamp, stamp_key()).map_err(io(&stamp))?;
     Ok(true)
 }
 
@@ -1014,6 +1029,28 @@ inflight = { method = "tools/call", params = { name = "slow" } }
         let base = cache.join("kits/demo");
         assert_eq!(count(&base.join("count-install")), 3);
         assert_eq!(count(&base.join("count-lock")), 1);
+    }
+
+    #[test]
+    fn an_edited_template_outside_the_inputs_is_written_but_nothing_reinstalls() {
+        let root = tempfile::tempdir().unwrap();
+        let mut kit = demo_kit(root.path());
+        kit.release.lock_inputs = vec!["deps.in".into()];
+        kit.release.install_inputs = vec!["deps.in".into()];
+        let cache = root.path().join("cache");
+        assert!(prepare(&kit, &rel("1.2.0"), &cache).unwrap().installed);
+        fs::write(kit.dir.join("t/server.sh"), "#!/bin/sh\n# edited\n").unwrap();
+        assert!(!prepare(&kit, &rel("1.2.0"), &cache).unwrap().installed);
+        let dir = cache.join("kits/demo/1.2.0");
+        assert_eq!(
+            fs::read_to_string(dir.join("server.sh")).unwrap(),
+            "#!/bin/sh\n# edited\n"
+        );
+        fs::write(kit.dir.join("t/deps.in"), "sdk=={{spec}} extra\n").unwrap();
+        assert!(prepare(&kit, &rel("1.2.0"), &cache).unwrap().installed);
+        let base = cache.join("kits/demo");
+        assert_eq!(count(&base.join("count-install")), 2);
+        assert_eq!(count(&base.join("count-lock")), 2);
     }
 
     #[test]

@@ -55,6 +55,12 @@ pub struct Recipe {
     /// the files it was resolved from changed.
     pub lock: Vec<Step>,
     pub lockfile: Option<String>,
+    /// The template files (destinations) the lock is resolved from; a change to another file
+    /// does not re-resolve. Empty: every file.
+    pub lock_inputs: Vec<String>,
+    /// The template files a change to which re-runs `install` (for compiled servers: their
+    /// sources). Empty: every file.
+    pub install_inputs: Vec<String>,
     /// Install from the lockfile into the directory.
     pub install: Vec<Step>,
     /// Paths (relative to the directory) that must exist afterwards.
@@ -205,6 +211,8 @@ struct RawRecipe {
     vars: BTreeMap<String, Spanned<String>>,
     lock: Option<Spanned<Vec<Step>>>,
     lockfile: Option<String>,
+    lock_inputs: Option<Vec<String>>,
+    install_inputs: Option<Vec<String>>,
     install: Option<Spanned<Vec<Step>>>,
     outputs: Option<Vec<String>>,
 }
@@ -221,6 +229,8 @@ struct RawLocal {
     vars: BTreeMap<String, Spanned<String>>,
     lock: Option<Spanned<Vec<Step>>>,
     lockfile: Option<String>,
+    lock_inputs: Option<Vec<String>>,
+    install_inputs: Option<Vec<String>>,
     install: Option<Spanned<Vec<Step>>>,
     outputs: Option<Vec<String>>,
 }
@@ -473,6 +483,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Kit, KitError> {
         lock: cx.steps_known("release.lock", &raw.release.lock, &known)?,
         install: cx.steps_known("release.install", &raw.release.install, &known)?,
         lockfile: raw.release.lockfile,
+        lock_inputs: raw.release.lock_inputs.unwrap_or_default(),
+        install_inputs: raw.release.install_inputs.unwrap_or_default(),
         outputs: raw.release.outputs.unwrap_or_default(),
         vars: plain(raw.release.vars),
     };
@@ -526,6 +538,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Kit, KitError> {
                         None => release.install.clone(),
                     },
                     lockfile: l.lockfile.or_else(|| release.lockfile.clone()),
+                    lock_inputs: l.lock_inputs.unwrap_or_else(|| release.lock_inputs.clone()),
+                    install_inputs: l
+                        .install_inputs
+                        .unwrap_or_else(|| release.install_inputs.clone()),
                     outputs: l.outputs.unwrap_or_else(|| release.outputs.clone()),
                     vars: plain(l.vars),
                 },
