@@ -302,6 +302,19 @@ pub fn prepare(kit: &Kit, source: &Source, cache: &Path) -> Result<Prepared, Not
         place.version.clone().unwrap_or_else(|| place.label.clone()),
     );
     set(&mut vars, "label", place.label.clone());
+    // The label as an identifier (`3.11.0` → `3_11_0`), for names that allow no dots.
+    let slug: String = place
+        .label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    set(&mut vars, "slug", slug);
     set(&mut vars, "dir", place.dir.display().to_string());
     set(&mut vars, "variant", variant.name.clone());
     template::extend(&mut vars, &recipe.vars).map_err(tmpl_err)?;

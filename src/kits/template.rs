@@ -10,8 +10,8 @@ use super::version::Version;
 /// Placeholders every kit may use; `{{file:REL}}` (the trimmed contents of a file in the
 /// instance directory, read after installation) is built in too.
 pub const BUILTINS: &[&str] = &[
-    "line", "package", "version", "label", "date", "before", "dir", "cache", "kit", "origin",
-    "source", "out", "artifact", "variant", "shape", "name",
+    "line", "package", "version", "label", "slug", "date", "before", "dir", "cache", "kit",
+    "origin", "source", "out", "artifact", "variant", "shape", "name",
 ];
 
 pub fn is_builtin(name: &str) -> bool {
