@@ -213,6 +213,8 @@ struct Place {
     version: Option<String>,
     /// The value of `Instance::sdk_version`.
     sdk_version: String,
+    /// For a local source: the date its `local.date` command printed.
+    date: Option<String>,
     dir: PathBuf,
 }
 
@@ -258,6 +260,7 @@ pub fn prepare(kit: &Kit, source: &Source, cache: &Path) -> Result<Prepared, Not
                 label: r.version.clone(),
                 version: Some(r.version.clone()),
                 sdk_version: r.version.clone(),
+                date: r.date.clone(),
                 dir: base.join(&r.version),
             };
             let guard = lock(&base.join(format!(".{}.lock", place.label)))?;
@@ -284,10 +287,19 @@ pub fn prepare(kit: &Kit, source: &Source, cache: &Path) -> Result<Prepared, Not
                 // Nothing says which version the checkout is: the newest templates.
                 None => kit.variants.last().expect("a kit has at least one variant"),
             };
-            set(&mut vars, "date", String::new());
-            // Resolved as of the day the checkout was first built here: stable, so a second
+            // Resolved as of the checkout's own date when it has one (its last commit), else
+            // as of the day it was first built here: stable either way, so a second
             // instantiation finds its lockfile fresh.
-            set(&mut vars, "before", first_setup(&place.dir)?);
+            let cutoff = match place
+                .date
+                .as_deref()
+                .and_then(|d| date::cutoff(d, kit.cutoff_margin_minutes).ok())
+            {
+                Some(c) => c,
+                None => first_setup(&place.dir)?,
+            };
+            set(&mut vars, "date", place.date.clone().unwrap_or_default());
+            set(&mut vars, "before", cutoff);
             let recipe = kit
                 .local
                 .as_ref()
@@ -901,8 +913,21 @@ fn local_source(
                 .map(str::to_string)
         }
     };
+    let date = match &local.date {
+        None => None,
+        Some(step) => {
+            let argv = render_step(kit, step, vars, &work)?;
+            let text = run_step(kit, &label, &argv, &work, &env, &log)?;
+            text.lines()
+                .rev()
+                .map(str::trim)
+                .find(|l| date::parse(l).is_ok())
+                .map(str::to_string)
+        }
+    };
     let sdk_version = match &version {
-        Some(v) => format!("{v}+local.{}", &hash[..8]),
+        // Build metadata the version already carries (`+kit.local`) gives way to ours.
+        Some(v) => format!("{}+local.{}", v.split('+').next().unwrap_or(v), &hash[..8]),
         None => format!("local.{}", &hash[..8]),
     };
     Ok((
@@ -910,6 +935,7 @@ fn local_source(
             label,
             version,
             sdk_version,
+            date,
             dir,
         },
         guard,
@@ -931,7 +957,11 @@ mod tests {
             "#!/bin/sh\n# {{line}} {{label}} {{variant}}\nexec sleep 600\n",
         )
         .unwrap();
-        fs::write(dir.join("t/deps.in"), "sdk=={{spec}}\n").unwrap();
+        fs::write(
+            dir.join("t/deps.in"),
+            "sdk=={{spec}}\n# before {{before}}\n",
+        )
+        .unwrap();
         let text = r#"
 id = "demo"
 name = "Demo SDK"
@@ -955,6 +985,7 @@ exclude = ["junk"]
 build = [["sh", "-c", "cat VERSION > {{out}}/demo-$(cat VERSION).pkg"]]
 artifact = "demo-*.pkg"
 version = ["cat", "VERSION"]
+date = ["sh", "-c", "cat DATE 2>/dev/null || true"]
 vars = { spec = "file:{{artifact}}" }
 
 [[variant]]
@@ -1022,9 +1053,10 @@ inflight = { method = "tools/call", params = { name = "slow" } }
         assert_eq!(slow.inflight.as_ref().unwrap().0, "tools/call");
         let text = fs::read_to_string(base.join("1.2.0/server.sh")).unwrap();
         assert!(text.contains("# demo 1.2.0 one"), "{text}");
+        // The lock was resolved with the cutoff: the release date plus the margin.
         assert_eq!(
             fs::read_to_string(base.join("1.2.0/deps.lock")).unwrap(),
-            "sdk==1.2.0\n"
+            "sdk==1.2.0\n# before 2025-01-01T01:00:00Z\n"
         );
     }
 
@@ -1126,6 +1158,7 @@ inflight = { method = "tools/call", params = { name = "slow" } }
         let checkout = root.path().join("checkout");
         fs::create_dir_all(checkout.join("junk")).unwrap();
         fs::write(checkout.join("VERSION"), "1.5.0\n").unwrap();
+        fs::write(checkout.join("DATE"), "2025-06-01T12:00:00+02:00\n").unwrap();
         fs::write(checkout.join("junk/big"), "x").unwrap();
         let before = content_hash(&checkout, &[]).unwrap();
         let p = prepare(&kit, &Source::Local(checkout.clone()), &cache).unwrap();

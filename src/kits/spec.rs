@@ -79,6 +79,9 @@ pub struct LocalRecipe {
     pub artifact: Option<String>,
     /// Prints the SDK version of the copy (run in `{{source}}`), to pick the template.
     pub version: Option<Step>,
+    /// Prints the date the checkout is of (e.g. its last commit's), RFC 3339: its
+    /// dependencies are then resolved as of that date, as a release's are of its own.
+    pub date: Option<Step>,
     /// Lock, install and outputs; unset parts fall back to `[release]`.
     pub recipe: Recipe,
 }
@@ -225,6 +228,7 @@ struct RawLocal {
     build: Option<Spanned<Vec<Step>>>,
     artifact: Option<Spanned<String>>,
     version: Option<Spanned<Step>>,
+    date: Option<Spanned<Step>>,
     #[serde(default)]
     vars: BTreeMap<String, Spanned<String>>,
     lock: Option<Spanned<Vec<Step>>>,
@@ -513,21 +517,22 @@ pub fn parse(path: &Path, text: &str) -> Result<Kit, KitError> {
                     ));
                 }
             }
-            let version = match &l.version {
-                Some(v) if v.get_ref().is_empty() => {
-                    return Err(cx.err(
-                        Some(v.span()),
-                        "field `local.version`: a command needs at least a program".into(),
-                    ))
-                }
-                Some(v) => Some(v.get_ref().clone()),
-                None => None,
+            let command = |field: &str, c: &Option<Spanned<Step>>| match c {
+                Some(v) if v.get_ref().is_empty() => Err(cx.err(
+                    Some(v.span()),
+                    format!("field `local.{field}`: a command needs at least a program"),
+                )),
+                Some(v) => Ok(Some(v.get_ref().clone())),
+                None => Ok(None),
             };
+            let version = command("version", &l.version)?;
+            let date = command("date", &l.date)?;
             Some(LocalRecipe {
                 exclude: l.exclude,
                 build: cx.steps_known("local.build", &l.build, &known)?,
                 artifact: l.artifact.map(Spanned::into_inner),
                 version,
+                date,
                 recipe: Recipe {
                     lock: match &l.lock {
                         Some(_) => cx.steps_known("local.lock", &l.lock, &known)?,

@@ -50,7 +50,7 @@ impl ServerHandler for Ping {
     fn get_info(&self) -> ServerInfo {
         // Field by field: the struct is #[non_exhaustive] from rmcp 1.0 on, so no literal.
         let mut info = ServerInfo::default();
-        info.capabilities = ServerCapabilities::builder().enable_tools().build();
+        info.capabilities = {{rmcp_capabilities}};
         info.server_info.name = format!("{{line}}-{{label}}-{}", self.shape);
         info.server_info.version = "0.0.0".into();
         info
