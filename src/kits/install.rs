@@ -46,6 +46,69 @@ pub struct Instance {
     pub expect: super::spec::Expect,
     /// The template variant the version selected.
     pub variant: String,
+    /// The kit's handshake budget for this line (ms), if it sets one.
+    pub handshake_ms: Option<u64>,
+}
+
+impl Instance {
+    /// The instance as a server manifest (the format of `conformance/servers/*.toml`), for
+    /// writing a suite of instances to disk.
+    pub fn manifest_toml(&self) -> String {
+        use serde::Serialize;
+        #[derive(Serialize)]
+        struct About<'a> {
+            sdk: &'a str,
+            sdk_version: &'a str,
+            shape: &'a str,
+        }
+        #[derive(Serialize)]
+        struct Inflight<'a> {
+            method: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            params: Option<&'a serde_json::Value>,
+        }
+        #[derive(Serialize)]
+        struct Budgets {
+            handshake_ms: u64,
+        }
+        #[derive(Serialize)]
+        struct Manifest<'a> {
+            name: &'a str,
+            description: &'a str,
+            command: &'a str,
+            args: &'a [String],
+            cwd: String,
+            env: &'a BTreeMap<String, String>,
+            about: About<'a>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            inflight: Option<Inflight<'a>>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            budgets: Option<Budgets>,
+        }
+        let m = Manifest {
+            name: &self.name,
+            description: &self.description,
+            command: &self.command,
+            args: &self.args,
+            cwd: self.cwd.display().to_string(),
+            env: &self.env,
+            about: About {
+                sdk: &self.sdk,
+                sdk_version: &self.sdk_version,
+                shape: &self.shape,
+            },
+            inflight: self.inflight.as_ref().map(|(method, params)| Inflight {
+                method,
+                params: (!params.is_null()).then_some(params),
+            }),
+            budgets: self
+                .handshake_ms
+                .map(|handshake_ms| Budgets { handshake_ms }),
+        };
+        // Every field is a string, a list or table of strings, or a JSON object without
+        // nulls (TOML has none): serialisation cannot fail.
+        toml::to_string(&m).unwrap_or_default()
+    }
 }
 
 /// The outcome of [`prepare`]: the instances, and whether anything had to be installed.
@@ -754,6 +817,7 @@ fn instances(
             inflight: shape.inflight.clone(),
             expect: shape.expect.clone(),
             variant: variant.name.clone(),
+            handshake_ms: kit.handshake_ms,
         });
     }
     Ok(out)
@@ -1058,6 +1122,27 @@ inflight = { method = "tools/call", params = { name = "slow" } }
             fs::read_to_string(base.join("1.2.0/deps.lock")).unwrap(),
             "sdk==1.2.0\n# before 2025-01-01T01:00:00Z\n"
         );
+    }
+
+    #[test]
+    fn instances_render_as_manifests() {
+        let root = tempfile::tempdir().unwrap();
+        let mut kit = demo_kit(root.path());
+        kit.handshake_ms = Some(30_000);
+        let p = prepare(&kit, &rel("1.2.0"), &root.path().join("cache")).unwrap();
+        let slow = p.instances.iter().find(|i| i.shape == "slow-tool").unwrap();
+        let text = slow.manifest_toml();
+        let v: toml::Value = toml::from_str(&text).unwrap();
+        assert_eq!(v["name"].as_str(), Some("demo-1.2.0-slow-tool"));
+        assert_eq!(v["about"]["sdk_version"].as_str(), Some("1.2.0"));
+        assert_eq!(v["inflight"]["method"].as_str(), Some("tools/call"));
+        assert_eq!(v["inflight"]["params"]["name"].as_str(), Some("slow"));
+        assert_eq!(v["budgets"]["handshake_ms"].as_integer(), Some(30_000));
+        assert!(Path::new(v["cwd"].as_str().unwrap()).is_absolute());
+        let plain = p.instances.iter().find(|i| i.shape == "plain").unwrap();
+        let v: toml::Value = toml::from_str(&plain.manifest_toml()).unwrap();
+        assert!(v.get("inflight").is_none());
+        assert_eq!(v["env"]["WHO"].as_str(), Some("demo-1.2.0-plain"));
     }
 
     #[test]

@@ -147,6 +147,8 @@ pub struct Kit {
     /// Minutes added to a release's registry time to get `{{before}}`, the cutoff for
     /// resolving its dependencies.
     pub cutoff_margin_minutes: u32,
+    /// A handshake budget for this line's servers (e.g. a JVM's start-up), in ms.
+    pub handshake_ms: Option<u64>,
     pub vars: BTreeMap<String, String>,
     /// Environment of every install step.
     pub env: BTreeMap<String, String>,
@@ -176,6 +178,7 @@ struct RawKit {
     requires: Vec<String>,
     #[serde(default = "default_margin")]
     cutoff_margin_minutes: u32,
+    handshake_ms: Option<u64>,
     #[serde(default)]
     vars: BTreeMap<String, Spanned<String>>,
     #[serde(default)]
@@ -687,6 +690,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Kit, KitError> {
         dir,
         requires: raw.requires,
         cutoff_margin_minutes: raw.cutoff_margin_minutes,
+        handshake_ms: raw.handshake_ms,
         vars: plain(raw.vars),
         env: plain(raw.env),
         launch_env: plain(raw.launch_env),

@@ -227,6 +227,7 @@ mod tests {
             dir: ".".into(),
             requires: Vec::new(),
             cutoff_margin_minutes: 60,
+            handshake_ms: None,
             vars: BTreeMap::new(),
             env: BTreeMap::new(),
             launch_env: BTreeMap::new(),
