@@ -222,6 +222,21 @@ impl Fnv {
 /// file description, so threads of one process exclude each other as processes do.
 struct DirLock(#[allow(dead_code)] File);
 
+/// The kit's cache-wide lock (`exclusive`), if it names one.
+fn exclusive(kit: &Kit, cache: &Path) -> Result<Option<DirLock>, NotTestable> {
+    kit.exclusive
+        .as_ref()
+        .map(|name| {
+            lock(
+                &cache
+                    .join("kits")
+                    .join(".locks")
+                    .join(format!("{name}.lock")),
+            )
+        })
+        .transpose()
+}
+
 fn lock(path: &Path) -> Result<DirLock, NotTestable> {
     if let Some(p) = path.parent() {
         fs::create_dir_all(p).map_err(io(p))?;
@@ -719,6 +734,7 @@ fn install(
 
     // A failed or interrupted installation must not look done.
     let _ = fs::remove_file(&stamp);
+    let _shared = exclusive(kit, Path::new(&vars["cache"]))?;
     let log = dir.join(LOG);
     let label = &place.label;
     if let Some(lf) = &lockfile {
@@ -923,6 +939,7 @@ fn local_source(
     let built = out.join(".kit-built");
     let work = if is_dir { src.clone() } else { out.clone() };
     if !fs::read_to_string(&built).is_ok_and(|h| h.trim() == hash) {
+        let _shared = exclusive(kit, Path::new(&vars["cache"]))?;
         // Start from a clean copy: a half-built one from an interrupted run is not reused.
         for d in [&src, &out] {
             if d.exists() {
@@ -1200,6 +1217,31 @@ inflight = { method = "tools/call", params = { name = "slow" } }
             .sum();
         assert_eq!(installed, 1);
         assert_eq!(count(&cache.join("kits/demo/count-install")), 1);
+    }
+
+    #[test]
+    fn an_exclusive_kit_installs_one_version_at_a_time() {
+        let root = tempfile::tempdir().unwrap();
+        let mut kit = demo_kit(root.path());
+        kit.exclusive = Some("shared-repo".into());
+        kit.release.install = vec![vec![
+            "sh".into(),
+            "-c".into(),
+            "echo start >> ../trace; sleep 0.3; echo end >> ../trace; touch installed".into(),
+        ]];
+        let cache = root.path().join("cache");
+        let threads: Vec<_> = ["1.2.0", "1.3.0", "1.4.0"]
+            .into_iter()
+            .map(|v| {
+                let (kit, cache) = (kit.clone(), cache.clone());
+                std::thread::spawn(move || prepare(&kit, &rel(v), &cache).unwrap())
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let trace = fs::read_to_string(cache.join("kits/demo/trace")).unwrap();
+        assert_eq!(trace, "start\nend\n".repeat(3), "installs overlapped");
     }
 
     #[test]

@@ -149,6 +149,9 @@ pub struct Kit {
     pub cutoff_margin_minutes: u32,
     /// A handshake budget for this line's servers (e.g. a JVM's start-up), in ms.
     pub handshake_ms: Option<u64>,
+    /// The name of a cache-wide lock held while this kit locks, installs or builds: for a
+    /// shared cache its tool cannot share concurrently (Maven 3.8's local repository).
+    pub exclusive: Option<String>,
     pub vars: BTreeMap<String, String>,
     /// Environment of every install step.
     pub env: BTreeMap<String, String>,
@@ -179,6 +182,7 @@ struct RawKit {
     #[serde(default = "default_margin")]
     cutoff_margin_minutes: u32,
     handshake_ms: Option<u64>,
+    exclusive: Option<Spanned<String>>,
     #[serde(default)]
     vars: BTreeMap<String, Spanned<String>>,
     #[serde(default)]
@@ -557,6 +561,18 @@ pub fn parse(path: &Path, text: &str) -> Result<Kit, KitError> {
         }
     };
 
+    let exclusive = match raw.exclusive {
+        Some(x) if !super::arg::valid_line(x.get_ref()) => {
+            return Err(cx.err(
+                Some(x.span()),
+                format!(
+                    "field `exclusive`: {:?} is not a lock name (lowercase letters, digits, '-')",
+                    x.get_ref()
+                ),
+            ))
+        }
+        x => x.map(Spanned::into_inner),
+    };
     let raw_shapes = raw.shapes;
     if raw_shapes.is_empty() {
         return Err(cx.err(None, "field `shapes`: at least one shape is needed".into()));
@@ -691,6 +707,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Kit, KitError> {
         requires: raw.requires,
         cutoff_margin_minutes: raw.cutoff_margin_minutes,
         handshake_ms: raw.handshake_ms,
+        exclusive,
         vars: plain(raw.vars),
         env: plain(raw.env),
         launch_env: plain(raw.launch_env),

@@ -228,6 +228,7 @@ mod tests {
             requires: Vec::new(),
             cutoff_margin_minutes: 60,
             handshake_ms: None,
+            exclusive: None,
             vars: BTreeMap::new(),
             env: BTreeMap::new(),
             launch_env: BTreeMap::new(),
