@@ -742,10 +742,7 @@ fn install(
         let fresh =
             lf.exists() && fs::read_to_string(&key_file).is_ok_and(|k| k.trim() == lock_key.hex());
         if !fresh && !lock_steps.is_empty() {
-            let _ = fs::remove_file(lf);
-            for argv in &lock_steps {
-                run_step(kit, label, argv, dir, &env, &log)?;
-            }
+            lock_with_retries(kit, recipe, vars, label, dir, &env, &log, lf)?;
             if !lf.exists() {
                 return Err(NotTestable::Incomplete {
                     line: kit.id.clone(),
@@ -771,6 +768,50 @@ fn install(
     }
     fs::write(&stamp, stamp_key()).map_err(io(&stamp))?;
     Ok(true)
+}
+
+/// Runs the lock steps; when they fail and the kit allows it, again with later cutoffs
+/// (`lock_retry_minutes` added to `{{before}}`): a release whose own dependencies were
+/// uploaded after it (a publish race) resolves at the earliest cutoff that admits them. The
+/// cutoff that worked is in the install log.
+#[allow(clippy::too_many_arguments)]
+fn lock_with_retries(
+    kit: &Kit,
+    recipe: &Recipe,
+    vars: &BTreeMap<String, String>,
+    label: &str,
+    dir: &Path,
+    env: &[(String, String)],
+    log: &Path,
+    lockfile: &Path,
+) -> Result<(), NotTestable> {
+    let base = vars.get("before").and_then(|b| date::parse(b).ok());
+    let mut delays = vec![0u32];
+    if base.is_some() {
+        delays.extend(&kit.lock_retry_minutes);
+    }
+    let mut last = None;
+    for (i, extra) in delays.iter().enumerate() {
+        let mut v = vars.clone();
+        if let Some(b) = base {
+            v.insert("before".into(), date::format(b + i64::from(*extra) * 60));
+        }
+        if i > 0 {
+            if let Ok(mut f) = OpenOptions::new().append(true).open(log) {
+                let _ = writeln!(f, "# lock failed; retrying with the cutoff {}", v["before"]);
+            }
+        }
+        let _ = fs::remove_file(lockfile);
+        let attempt = recipe.lock.iter().try_for_each(|s| {
+            run_step(kit, label, &render_step(kit, s, &v, dir)?, dir, env, log).map(|_| ())
+        });
+        match attempt {
+            Ok(()) => return Ok(()),
+            Err(e @ NotTestable::Step(_)) => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.expect("at least one attempt"))
 }
 
 fn instances(
@@ -1242,6 +1283,32 @@ inflight = { method = "tools/call", params = { name = "slow" } }
         }
         let trace = fs::read_to_string(cache.join("kits/demo/trace")).unwrap();
         assert_eq!(trace, "start\nend\n".repeat(3), "installs overlapped");
+    }
+
+    #[test]
+    fn a_failing_lock_is_retried_with_later_cutoffs() {
+        let root = tempfile::tempdir().unwrap();
+        let mut kit = demo_kit(root.path());
+        // Resolves only once the cutoff admits something published on 2 January.
+        kit.release.lock = vec![vec![
+            "sh".into(),
+            "-c".into(),
+            "test '{{before}}' \\> 2025-01-02 && cp deps.in deps.lock".into(),
+        ]];
+        let e = prepare(&kit, &rel("1.2.0"), &root.path().join("a")).unwrap_err();
+        assert!(e.to_string().contains("test '2025-01-01T01:00:00Z'"), "{e}");
+        kit.lock_retry_minutes = vec![60, 1440];
+        let p = prepare(&kit, &rel("1.2.0"), &root.path().join("b")).unwrap();
+        let log = fs::read_to_string(&p.log).unwrap();
+        assert!(
+            log.contains("retrying with the cutoff 2025-01-01T02:00:00Z"),
+            "{log}"
+        );
+        assert!(
+            log.contains("retrying with the cutoff 2025-01-02T01:00:00Z"),
+            "{log}"
+        );
+        assert!(p.dir.join("deps.lock").exists());
     }
 
     #[test]

@@ -147,6 +147,8 @@ pub struct Kit {
     /// Minutes added to a release's registry time to get `{{before}}`, the cutoff for
     /// resolving its dependencies.
     pub cutoff_margin_minutes: u32,
+    /// When locking fails, retry with the cutoff moved this many minutes later, in turn.
+    pub lock_retry_minutes: Vec<u32>,
     /// A handshake budget for this line's servers (e.g. a JVM's start-up), in ms.
     pub handshake_ms: Option<u64>,
     /// The name of a cache-wide lock held while this kit locks, installs or builds: for a
@@ -181,6 +183,8 @@ struct RawKit {
     requires: Vec<String>,
     #[serde(default = "default_margin")]
     cutoff_margin_minutes: u32,
+    #[serde(default)]
+    lock_retry_minutes: Vec<u32>,
     handshake_ms: Option<u64>,
     exclusive: Option<Spanned<String>>,
     #[serde(default)]
@@ -706,6 +710,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Kit, KitError> {
         dir,
         requires: raw.requires,
         cutoff_margin_minutes: raw.cutoff_margin_minutes,
+        lock_retry_minutes: raw.lock_retry_minutes,
         handshake_ms: raw.handshake_ms,
         exclusive,
         vars: plain(raw.vars),

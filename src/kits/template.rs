@@ -227,6 +227,7 @@ mod tests {
             dir: ".".into(),
             requires: Vec::new(),
             cutoff_margin_minutes: 60,
+            lock_retry_minutes: Vec::new(),
             handshake_ms: None,
             exclusive: None,
             vars: BTreeMap::new(),
