@@ -972,6 +972,7 @@ fn local_source(
     let guard = lock(&base.join(format!(".{label}.lock")))?;
     // The user's own checkout or file: read (e.g. `git describe`), never written.
     vars.insert("origin".into(), path.display().to_string());
+    vars.insert("label".into(), label.clone());
     vars.insert("source".into(), src.display().to_string());
     vars.insert("out".into(), out.display().to_string());
     let env = env_of(kit, vars)?;
