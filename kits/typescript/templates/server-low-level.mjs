@@ -1,4 +1,5 @@
-// The SDK's low-level `Server` (1.0.0 - 1.2.x, before `McpServer` existed): list and call
+// The SDK's low-level `Server` (1.0.0 - 1.3.0: before `McpServer` existed, and in 1.3.0, whose
+// `McpServer` cannot register a second tool): list and call
 // handlers registered by request schema, connected over `StdioServerTransport`.
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";

@@ -1,4 +1,4 @@
-// `McpServer` with `server.tool(name, description, callback)` (1.3.0 - 1.11.3; `registerTool`
+// `McpServer` with `server.tool(name, description, callback)` (1.3.1 - 1.11.3; `registerTool`
 // came in 1.11.4/1.12.0), connected over `StdioServerTransport`.
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
