@@ -27,6 +27,7 @@ mod config;
 mod error;
 mod exit_codes;
 mod harness;
+pub mod kits;
 mod mcp;
 pub mod model;
 mod os;

@@ -1,0 +1,24 @@
+"""FastMCP (`fastmcp` on PyPI, before 2.10.0): decorated tools, `run(transport="stdio")`."""
+
+import anyio
+from fastmcp import FastMCP
+
+
+def run(name: str, slow: bool = False) -> None:
+    """Serves `ping` (and `slow`, 3 s) on stdio; returns when the session ends."""
+    mcp = FastMCP(name)
+
+    @mcp.tool()
+    def ping() -> str:
+        """Answers pong."""
+        return "pong"
+
+    if slow:
+
+        @mcp.tool()
+        async def slow() -> str:
+            """Answers done after 3 s."""
+            await anyio.sleep(3)
+            return "done"
+
+    mcp.run(transport="stdio")

@@ -1,0 +1,24 @@
+"""`mcp.server.fastmcp.FastMCP` (mcp 1.2.0 - 1.x): decorated tools, `run(transport="stdio")`."""
+
+import anyio
+from mcp.server.fastmcp import FastMCP
+
+
+def run(name: str, slow: bool = False) -> None:
+    """Serves `ping` (and `slow`, 3 s) on stdio; returns when the session ends."""
+    mcp = FastMCP(name)
+
+    @mcp.tool()
+    def ping() -> str:
+        """Answers pong."""
+        return "pong"
+
+    if slow:
+
+        @mcp.tool()
+        async def slow() -> str:
+            """Answers done after 3 s."""
+            await anyio.sleep(3)
+            return "done"
+
+    mcp.run(transport="stdio")

@@ -1,0 +1,200 @@
+//! The `--sdk` argument: `LINE@VERSION`, `LINE@all`, `LINE@latest`, `LINE@FROM..TO` (either
+//! end may be left open), `LINE=PATH` (a local checkout or a packed artifact), or a bare
+//! `LINE` (its latest release).
+
+use std::path::PathBuf;
+
+use super::version::Version;
+use super::KitError;
+
+/// What `--sdk` asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SdkRequest {
+    /// The kit id (`typescript`, `python`, ...).
+    pub line: String,
+    pub target: Target,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// Published releases from the registry.
+    Registry(VersionSel),
+    /// A local checkout (directory) or a packed artifact (file); relative to the caller's cwd.
+    Local(PathBuf),
+}
+
+/// Which published releases.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum VersionSel {
+    /// The newest release that is not a pre-release.
+    Latest,
+    /// Every release that is not a pre-release.
+    All,
+    /// Exactly this version (a pre-release is fine when named).
+    Exact(String),
+    /// Releases from `from` to `to`, both inclusive, pre-releases left out; `None` is open.
+    Range {
+        from: Option<String>,
+        to: Option<String>,
+    },
+}
+
+fn bad(arg: &str, reason: impl Into<String>) -> KitError {
+    KitError::Arg {
+        arg: arg.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// A kit id: lowercase letters, digits and `-`, starting with a letter.
+pub fn valid_line(id: &str) -> bool {
+    id.starts_with(|c: char| c.is_ascii_lowercase())
+        && id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+fn version_text(arg: &str, text: &str, what: &str) -> Result<String, KitError> {
+    Version::parse(text).map_err(|e| bad(arg, format!("{what}: {e}")))?;
+    Ok(text.to_string())
+}
+
+/// Parses one `--sdk` argument. Pure: whether the line exists is checked against the loaded
+/// kits ([`super::find_kit`]), whether the version exists against the registry.
+pub fn parse_sdk_arg(s: &str) -> Result<SdkRequest, KitError> {
+    let arg = s.trim();
+    // The line id contains neither '@' nor '=', so the first of them ends it; a path after
+    // '=' may contain '@'.
+    let split = arg.find(['@', '=']);
+    let (line, rest) = match split {
+        Some(i) => (&arg[..i], Some((&arg[i..i + 1], &arg[i + 1..]))),
+        None => (arg, None),
+    };
+    if line.is_empty() {
+        return Err(bad(arg, "the SDK line is missing (e.g. typescript@1.24.0)"));
+    }
+    if !valid_line(line) {
+        return Err(bad(
+            arg,
+            format!("{line:?} is not an SDK line id (lowercase letters, digits and '-')"),
+        ));
+    }
+    let target = match rest {
+        None => Target::Registry(VersionSel::Latest),
+        Some(("=", path)) => {
+            if path.is_empty() {
+                return Err(bad(arg, "the path after '=' is empty"));
+            }
+            Target::Local(PathBuf::from(path))
+        }
+        Some((_, sel)) => Target::Registry(parse_sel(arg, sel)?),
+    };
+    Ok(SdkRequest {
+        line: line.to_string(),
+        target,
+    })
+}
+
+fn parse_sel(arg: &str, sel: &str) -> Result<VersionSel, KitError> {
+    match sel {
+        "" => Err(bad(arg, "the version after '@' is empty")),
+        "all" => Ok(VersionSel::All),
+        "latest" => Ok(VersionSel::Latest),
+        _ => match sel.split_once("..") {
+            None => Ok(VersionSel::Exact(version_text(arg, sel, "version")?)),
+            Some((from, to)) => {
+                if from.is_empty() && to.is_empty() {
+                    return Err(bad(
+                        arg,
+                        "a range needs at least one end (e.g. 1.10.0..1.32.2)",
+                    ));
+                }
+                let from = (!from.is_empty())
+                    .then(|| version_text(arg, from, "range start"))
+                    .transpose()?;
+                let to = (!to.is_empty())
+                    .then(|| version_text(arg, to, "range end"))
+                    .transpose()?;
+                if let (Some(a), Some(b)) = (&from, &to) {
+                    if Version::parse(a).ok() > Version::parse(b).ok() {
+                        return Err(bad(arg, format!("the range is empty: {a} is after {b}")));
+                    }
+                }
+                Ok(VersionSel::Range { from, to })
+            }
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reg(line: &str, sel: VersionSel) -> SdkRequest {
+        SdkRequest {
+            line: line.into(),
+            target: Target::Registry(sel),
+        }
+    }
+
+    #[test]
+    fn every_form_parses() {
+        assert_eq!(
+            parse_sdk_arg("typescript@1.24.0").unwrap(),
+            reg("typescript", VersionSel::Exact("1.24.0".into()))
+        );
+        assert_eq!(
+            parse_sdk_arg("typescript@all").unwrap(),
+            reg("typescript", VersionSel::All)
+        );
+        assert_eq!(
+            parse_sdk_arg("python").unwrap(),
+            reg("python", VersionSel::Latest)
+        );
+        assert_eq!(
+            parse_sdk_arg("typescript@1.10.0..1.32.2").unwrap(),
+            reg(
+                "typescript",
+                VersionSel::Range {
+                    from: Some("1.10.0".into()),
+                    to: Some("1.32.2".into())
+                }
+            )
+        );
+        assert_eq!(
+            parse_sdk_arg("go@1.4.0..").unwrap(),
+            reg(
+                "go",
+                VersionSel::Range {
+                    from: Some("1.4.0".into()),
+                    to: None
+                }
+            )
+        );
+        assert_eq!(
+            parse_sdk_arg("typescript=../sdk@v1").unwrap(),
+            SdkRequest {
+                line: "typescript".into(),
+                target: Target::Local(PathBuf::from("../sdk@v1"))
+            }
+        );
+        assert_eq!(
+            parse_sdk_arg("python@2.0.0b1").unwrap(),
+            reg("python", VersionSel::Exact("2.0.0b1".into()))
+        );
+    }
+
+    #[test]
+    fn mistakes_are_explained() {
+        let msg = |s: &str| parse_sdk_arg(s).unwrap_err().to_string();
+        assert!(msg("@1.0.0").contains("line is missing"));
+        assert!(msg("typescript@").contains("empty"));
+        assert!(msg("typescript=").contains("path"));
+        assert!(msg("TypeScript@1.0.0").contains("not an SDK line id"));
+        assert!(msg("typescript@1.x").contains("wildcards"));
+        assert!(msg("typescript@..").contains("at least one end"));
+        assert!(msg("typescript@2.0.0..1.0.0").contains("range is empty"));
+        assert!(msg("typescript@next").contains("version"));
+        assert!(msg("typescript@1.0..x").contains("range end"));
+    }
+}

@@ -1,0 +1,1418 @@
+//! Instantiating a kit: templates written into `<cache>/kits/<line>/<label>/`, dependencies
+//! resolved once into a lockfile, installed from it, and the shapes returned as instances.
+//!
+//! Idempotent and safe to run concurrently: everything for one directory happens under an
+//! advisory lock, and a stamp keyed on the rendered files, the steps and the lockfile says
+//! when nothing needs doing (then no command runs at all).
+
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::date;
+use super::registry::Release;
+use super::spec::{Kit, Recipe, Step, Variant};
+use super::template::{self, Unsupported};
+
+const STAMP: &str = ".kit-stamp";
+const LOCK_KEY: &str = ".kit-lock-key";
+const LOG: &str = ".kit-install.log";
+
+/// What to instantiate: a published release, or a local checkout / packed artifact.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    Release(Release),
+    Local(PathBuf),
+}
+
+/// One ready-to-launch server: everything a manifest needs, with absolute paths.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Instance {
+    /// `typescript-1.24.0-timer`, or `typescript-local-1a2b3c4d-timer` for a local source.
+    pub name: String,
+    pub description: String,
+    pub command: String,
+    pub args: Vec<String>,
+    pub cwd: PathBuf,
+    pub env: BTreeMap<String, String>,
+    pub sdk: String,
+    pub sdk_version: String,
+    pub shape: String,
+    /// The request the `inflight` ending should leave unanswered (method, params).
+    pub inflight: Option<(String, serde_json::Value)>,
+    /// What the shape is written to do (the SDK decides the rest).
+    pub expect: super::spec::Expect,
+    /// The template variant the version selected.
+    pub variant: String,
+    /// The kit's handshake budget for this line (ms), if it sets one.
+    pub handshake_ms: Option<u64>,
+}
+
+impl Instance {
+    /// The instance as a server manifest (the format of `conformance/servers/*.toml`), for
+    /// writing a suite of instances to disk.
+    pub fn manifest_toml(&self) -> String {
+        use serde::Serialize;
+        #[derive(Serialize)]
+        struct About<'a> {
+            sdk: &'a str,
+            sdk_version: &'a str,
+            shape: &'a str,
+        }
+        #[derive(Serialize)]
+        struct Inflight<'a> {
+            method: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            params: Option<&'a serde_json::Value>,
+        }
+        #[derive(Serialize)]
+        struct Budgets {
+            handshake_ms: u64,
+        }
+        #[derive(Serialize)]
+        struct Manifest<'a> {
+            name: &'a str,
+            description: &'a str,
+            command: &'a str,
+            args: &'a [String],
+            cwd: String,
+            env: &'a BTreeMap<String, String>,
+            about: About<'a>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            inflight: Option<Inflight<'a>>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            budgets: Option<Budgets>,
+        }
+        let m = Manifest {
+            name: &self.name,
+            description: &self.description,
+            command: &self.command,
+            args: &self.args,
+            cwd: self.cwd.display().to_string(),
+            env: &self.env,
+            about: About {
+                sdk: &self.sdk,
+                sdk_version: &self.sdk_version,
+                shape: &self.shape,
+            },
+            inflight: self.inflight.as_ref().map(|(method, params)| Inflight {
+                method,
+                params: (!params.is_null()).then_some(params),
+            }),
+            budgets: self
+                .handshake_ms
+                .map(|handshake_ms| Budgets { handshake_ms }),
+        };
+        // Every field is a string, a list or table of strings, or a JSON object without
+        // nulls (TOML has none): serialisation cannot fail.
+        toml::to_string(&m).unwrap_or_default()
+    }
+}
+
+/// The outcome of [`prepare`]: the instances, and whether anything had to be installed.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    pub instances: Vec<Instance>,
+    /// False when the stamp matched and no command ran.
+    pub installed: bool,
+    pub seconds: f64,
+    pub dir: PathBuf,
+    /// Every command run and its output, appended per installation.
+    pub log: PathBuf,
+}
+
+/// Why a source cannot be tested.
+#[derive(Debug, thiserror::Error)]
+pub enum NotTestable {
+    #[error("{line} {version}: not testable: {reason}")]
+    Unsupported {
+        line: String,
+        version: String,
+        reason: String,
+    },
+    #[error("{line}: needs `{program}`, which is not on PATH")]
+    MissingProgram { line: String, program: String },
+    #[error("{0}")]
+    Step(Box<StepFailure>),
+    #[error("{line} {version}: {what}")]
+    Incomplete {
+        line: String,
+        version: String,
+        what: String,
+    },
+    #[error("{line}: template {}: {message}", path.display())]
+    Template {
+        line: String,
+        path: PathBuf,
+        message: String,
+    },
+    #[error("{line}: local source {}: {reason}", path.display())]
+    Local {
+        line: String,
+        path: PathBuf,
+        reason: String,
+    },
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A step of an installation that failed: what ran, where, and the end of its output.
+#[derive(Debug)]
+pub struct StepFailure {
+    pub line: String,
+    pub version: String,
+    pub command: String,
+    pub dir: PathBuf,
+    pub status: String,
+    pub tail: String,
+}
+
+impl std::fmt::Display for StepFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {}: `{}` in {} failed ({}); last output:\n{}",
+            self.line,
+            self.version,
+            self.command,
+            self.dir.display(),
+            self.status,
+            self.tail
+        )
+    }
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> NotTestable + '_ {
+    move |source| NotTestable::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// 64-bit FNV-1a: stable across Rust releases (unlike `DefaultHasher`), enough for stamps.
+#[derive(Clone, Copy)]
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+    fn add(mut self, bytes: &[u8]) -> Self {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x100_0000_01b3);
+        }
+        // A separator, so that ("ab","c") and ("a","bc") differ.
+        self.0 ^= 0xff;
+        self.0 = self.0.wrapping_mul(0x100_0000_01b3);
+        self
+    }
+    fn hex(self) -> String {
+        format!("{:016x}", self.0)
+    }
+}
+
+/// An exclusive advisory lock on `path`, held until dropped. flock locks belong to the open
+/// file description, so threads of one process exclude each other as processes do.
+struct DirLock(#[allow(dead_code)] File);
+
+/// The kit's cache-wide lock (`exclusive`), if it names one.
+fn exclusive(kit: &Kit, cache: &Path) -> Result<Option<DirLock>, NotTestable> {
+    kit.exclusive
+        .as_ref()
+        .map(|name| {
+            lock(
+                &cache
+                    .join("kits")
+                    .join(".locks")
+                    .join(format!("{name}.lock")),
+            )
+        })
+        .transpose()
+}
+
+fn lock(path: &Path) -> Result<DirLock, NotTestable> {
+    if let Some(p) = path.parent() {
+        fs::create_dir_all(p).map_err(io(p))?;
+    }
+    let f = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(io(path))?;
+    rustix::fs::flock(&f, rustix::fs::FlockOperation::LockExclusive).map_err(|e| {
+        NotTestable::Io {
+            path: path.to_path_buf(),
+            source: e.into(),
+        }
+    })?;
+    Ok(DirLock(f))
+}
+
+/// Is `program` runnable: an existing path, or a name found on `PATH`? Returns its path.
+fn which(program: &str) -> Option<PathBuf> {
+    if program.contains('/') {
+        return Path::new(program).exists().then(|| PathBuf::from(program));
+    }
+    let paths = std::env::var_os("PATH")?;
+    std::env::split_paths(&paths)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
+
+/// Removes `.` and `..` components without touching the file system.
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Where one source of one line lives, and the names it goes by.
+struct Place {
+    /// `1.24.0`, or `local-1a2b3c4d`.
+    label: String,
+    /// The SDK version the templates are chosen for (for a local source: what its
+    /// `local.version` command printed, if anything).
+    version: Option<String>,
+    /// The value of `Instance::sdk_version`.
+    sdk_version: String,
+    /// For a local source: the date its `local.date` command printed.
+    date: Option<String>,
+    dir: PathBuf,
+}
+
+/// Instantiates `kit` at `source`: the instances of every shape its variant supports.
+pub fn instantiate(kit: &Kit, source: &Source, cache: &Path) -> Result<Vec<Instance>, NotTestable> {
+    prepare(kit, source, cache).map(|p| p.instances)
+}
+
+/// [`instantiate`], also saying whether anything was installed and how long it took.
+pub fn prepare(kit: &Kit, source: &Source, cache: &Path) -> Result<Prepared, NotTestable> {
+    let started = Instant::now();
+    let cache = std::path::absolute(cache).map_err(io(cache))?;
+    for p in &kit.requires {
+        if which(p).is_none() {
+            return Err(NotTestable::MissingProgram {
+                line: kit.id.clone(),
+                program: p.clone(),
+            });
+        }
+    }
+    let base = cache.join("kits").join(&kit.id);
+    let mut vars = BTreeMap::new();
+    let set = |vars: &mut BTreeMap<String, String>, k: &str, v: String| {
+        vars.insert(k.to_string(), v);
+    };
+    set(&mut vars, "line", kit.id.clone());
+    set(&mut vars, "package", kit.package.clone());
+    set(&mut vars, "cache", cache.display().to_string());
+    set(&mut vars, "kit", kit.dir.display().to_string());
+    let tmpl_err = |message: String| NotTestable::Template {
+        line: kit.id.clone(),
+        path: kit.path.clone(),
+        message,
+    };
+    // Kit-level variables may use only the names above (documented in kits/README.md).
+    template::extend(&mut vars, &kit.vars).map_err(tmpl_err)?;
+    bootstrap(kit, &cache, &vars)?;
+
+    let (place, variant, recipe, _guard) = match source {
+        Source::Release(r) => {
+            let variant = choose(kit, &r.version)?;
+            let place = Place {
+                label: r.version.clone(),
+                version: Some(r.version.clone()),
+                sdk_version: r.version.clone(),
+                date: r.date.clone(),
+                dir: base.join(&r.version),
+            };
+            let guard = lock(&base.join(format!(".{}.lock", place.label)))?;
+            let cutoff = match &r.date {
+                Some(d) => date::cutoff(d, kit.cutoff_margin_minutes).map_err(|e| {
+                    NotTestable::Unsupported {
+                        line: kit.id.clone(),
+                        version: r.version.clone(),
+                        reason: format!("release date: {e}"),
+                    }
+                })?,
+                // No date from the registry (a Maven mirror): Maven, Go and Cargo pin what
+                // they pin anyway; the cutoff is the day the directory was first set up.
+                None => first_setup(&place.dir)?,
+            };
+            set(&mut vars, "date", r.date.clone().unwrap_or_default());
+            set(&mut vars, "before", cutoff);
+            (place, variant, kit.release.clone(), guard)
+        }
+        Source::Local(path) => {
+            let (place, guard) = local_source(kit, path, &base, &mut vars)?;
+            let variant = match &place.version {
+                Some(v) => choose(kit, v)?,
+                // Nothing says which version the checkout is: the newest templates.
+                None => kit.variants.last().expect("a kit has at least one variant"),
+            };
+            // Resolved as of the checkout's own date when it has one (its last commit), else
+            // as of the day it was first built here: stable either way, so a second
+            // instantiation finds its lockfile fresh.
+            let cutoff = match place
+                .date
+                .as_deref()
+                .and_then(|d| date::cutoff(d, kit.cutoff_margin_minutes).ok())
+            {
+                Some(c) => c,
+                None => first_setup(&place.dir)?,
+            };
+            set(&mut vars, "date", place.date.clone().unwrap_or_default());
+            set(&mut vars, "before", cutoff);
+            let recipe = kit
+                .local
+                .as_ref()
+                .map(|l| l.recipe.clone())
+                .unwrap_or_default();
+            (place, variant, recipe, guard)
+        }
+    };
+    set(
+        &mut vars,
+        "version",
+        place.version.clone().unwrap_or_else(|| place.label.clone()),
+    );
+    set(&mut vars, "label", place.label.clone());
+    // The label as an identifier (`3.11.0` → `3_11_0`), for names that allow no dots.
+    let slug: String = place
+        .label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    set(&mut vars, "slug", slug);
+    set(&mut vars, "dir", place.dir.display().to_string());
+    set(&mut vars, "variant", variant.name.clone());
+    template::extend(&mut vars, &recipe.vars).map_err(tmpl_err)?;
+    template::extend(&mut vars, &variant.vars).map_err(tmpl_err)?;
+
+    let installed = install(kit, variant, &recipe, &place, &vars)?;
+    let instances = instances(kit, variant, &place, &vars)?;
+    Ok(Prepared {
+        instances,
+        installed,
+        seconds: started.elapsed().as_secs_f64(),
+        log: place.dir.join(LOG),
+        dir: place.dir,
+    })
+}
+
+/// The time a directory was first set up (recorded in it), or now for a new one.
+fn first_setup(dir: &Path) -> Result<String, NotTestable> {
+    let f = dir.join(".kit-before");
+    if let Ok(t) = fs::read_to_string(&f) {
+        if date::parse(t.trim()).is_ok() {
+            return Ok(t.trim().to_string());
+        }
+    }
+    let now = date::format(date::now());
+    fs::create_dir_all(dir).map_err(io(dir))?;
+    fs::write(&f, &now).map_err(io(&f))?;
+    Ok(now)
+}
+
+fn choose<'k>(kit: &'k Kit, version: &str) -> Result<&'k Variant, NotTestable> {
+    template::select(kit, version).map_err(|u| NotTestable::Unsupported {
+        line: kit.id.clone(),
+        version: version.to_string(),
+        reason: match u {
+            Unsupported::Listed(reason) => reason,
+            Unsupported::NoVariant { ranges } => format!(
+                "no template supports this version (templates cover {})",
+                ranges.join("; ")
+            ),
+            Unsupported::BadVersion(e) => e,
+        },
+    })
+}
+
+/// The rendered template files of a variant: relative path → contents.
+fn render_files(
+    kit: &Kit,
+    variant: &Variant,
+    vars: &BTreeMap<String, String>,
+) -> Result<Vec<(PathBuf, Vec<u8>)>, NotTestable> {
+    let mut out = Vec::new();
+    for (dst, src) in template::files_of(kit, variant) {
+        let src_path = kit.dir.join(&src);
+        let mut sources = Vec::new();
+        walk(&src_path, Path::new(""), &[], &mut sources).map_err(io(&src_path))?;
+        for rel in sources {
+            let from = join_rel(&src_path, &rel);
+            let bytes = fs::read(&from).map_err(io(&from))?;
+            let bytes = match String::from_utf8(bytes) {
+                Ok(text) => template::render(&text, vars, None)
+                    .map_err(|message| NotTestable::Template {
+                        line: kit.id.clone(),
+                        path: from.clone(),
+                        message,
+                    })?
+                    .into_bytes(),
+                // Binary files are copied as they are.
+                Err(e) => e.into_bytes(),
+            };
+            // A directory mapped to "." lands at the top of the instance directory.
+            let dst = if dst == "." {
+                PathBuf::new()
+            } else {
+                PathBuf::from(&dst)
+            };
+            out.push((join_rel(&dst, &rel), bytes));
+        }
+    }
+    Ok(out)
+}
+
+/// `base/rel`, where an empty `rel` is `base` itself (`Path::join("")` would add a
+/// trailing slash, which makes a file path fail with ENOTDIR).
+fn join_rel(base: &Path, rel: &Path) -> PathBuf {
+    if rel.as_os_str().is_empty() {
+        base.to_path_buf()
+    } else {
+        base.join(rel)
+    }
+}
+
+/// Files under `root` (or `root` itself when it is a file, as an empty relative path),
+/// sorted, skipping entries named in `exclude` at any depth.
+fn walk(
+    root: &Path,
+    rel: &Path,
+    exclude: &[String],
+    out: &mut Vec<PathBuf>,
+) -> std::io::Result<()> {
+    let here = join_rel(root, rel);
+    let meta = fs::symlink_metadata(&here)?;
+    if !meta.is_dir() {
+        out.push(rel.to_path_buf());
+        return Ok(());
+    }
+    let mut names: Vec<_> = fs::read_dir(&here)?
+        .filter_map(|e| e.ok().map(|e| e.file_name()))
+        .filter(|n| !exclude.iter().any(|x| n.to_str() == Some(x.as_str())))
+        .collect();
+    names.sort();
+    for n in names {
+        walk(root, &rel.join(n), exclude, out)?;
+    }
+    Ok(())
+}
+
+fn render_step(
+    kit: &Kit,
+    step: &Step,
+    vars: &BTreeMap<String, String>,
+    dir: &Path,
+) -> Result<Vec<String>, NotTestable> {
+    step.iter()
+        .map(|a| {
+            template::render(a, vars, Some(dir)).map_err(|message| NotTestable::Template {
+                line: kit.id.clone(),
+                path: kit.path.clone(),
+                message: format!("step {step:?}: {message}"),
+            })
+        })
+        .collect()
+}
+
+fn env_of(
+    kit: &Kit,
+    vars: &BTreeMap<String, String>,
+) -> Result<Vec<(String, String)>, NotTestable> {
+    kit.env
+        .iter()
+        .map(|(k, v)| {
+            template::render(v, vars, None)
+                .map(|v| (k.clone(), v))
+                .map_err(|message| NotTestable::Template {
+                    line: kit.id.clone(),
+                    path: kit.path.clone(),
+                    message: format!("env {k}: {message}"),
+                })
+        })
+        .collect()
+}
+
+/// Runs one rendered step in `dir`, appending the command and its output to `log`.
+fn run_step(
+    kit: &Kit,
+    label: &str,
+    argv: &[String],
+    dir: &Path,
+    env: &[(String, String)],
+    log: &Path,
+) -> Result<String, NotTestable> {
+    let shown = argv.join(" ");
+    // A relative program with a slash is relative to the step's directory.
+    let program = if argv[0].contains('/') {
+        normalize(&dir.join(&argv[0]))
+    } else {
+        PathBuf::from(&argv[0])
+    };
+    if which(&program.to_string_lossy()).is_none() {
+        return Err(NotTestable::MissingProgram {
+            line: kit.id.clone(),
+            program: argv[0].clone(),
+        });
+    }
+    let started = Instant::now();
+    // An OsString (not a Path): duct would prefix a bare name given as a Path with "./".
+    let mut cmd = duct::cmd(program.into_os_string(), &argv[1..]).dir(dir);
+    for (k, v) in env {
+        cmd = cmd.env(k, v);
+    }
+    let out = cmd
+        .stdin_null()
+        .stderr_to_stdout()
+        .stdout_capture()
+        .unchecked()
+        .run()
+        .map_err(|e| {
+            NotTestable::Step(Box::new(StepFailure {
+                line: kit.id.clone(),
+                version: label.to_string(),
+                command: shown.clone(),
+                dir: dir.to_path_buf(),
+                status: format!("could not start: {e}"),
+                tail: String::new(),
+            }))
+        })?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    if let Ok(mut f) = OpenOptions::new().create(true).append(true).open(log) {
+        let _ = writeln!(
+            f,
+            "$ (cd {} && {shown})\n{text}[{} in {:.1} s]",
+            dir.display(),
+            out.status,
+            started.elapsed().as_secs_f64()
+        );
+    }
+    if !out.status.success() {
+        let lines: Vec<&str> = text.lines().collect();
+        return Err(NotTestable::Step(Box::new(StepFailure {
+            line: kit.id.clone(),
+            version: label.to_string(),
+            command: shown,
+            dir: dir.to_path_buf(),
+            status: out.status.to_string(),
+            tail: lines[lines.len().saturating_sub(30)..].join("\n"),
+        })));
+    }
+    Ok(text)
+}
+
+/// Shared tools (e.g. `uv`), created once under the cache for every version and line.
+fn bootstrap(kit: &Kit, cache: &Path, vars: &BTreeMap<String, String>) -> Result<(), NotTestable> {
+    if kit.bootstrap.is_empty() {
+        return Ok(());
+    }
+    let tools = cache.join("kits").join(".tools");
+    fs::create_dir_all(&tools).map_err(io(&tools))?;
+    let env = env_of(kit, vars)?;
+    for b in &kit.bootstrap {
+        let creates =
+            template::render(&b.creates, vars, None).map_err(|message| NotTestable::Template {
+                line: kit.id.clone(),
+                path: kit.path.clone(),
+                message,
+            })?;
+        let _guard = lock(&tools.join(format!(".{}.lock", b.name)))?;
+        if Path::new(&creates).exists() {
+            continue;
+        }
+        let log = tools.join(format!("{}.log", b.name));
+        for step in &b.steps {
+            let argv = render_step(kit, step, vars, &tools)?;
+            run_step(kit, &b.name, &argv, &tools, &env, &log)?;
+        }
+        if !Path::new(&creates).exists() {
+            return Err(NotTestable::Incomplete {
+                line: kit.id.clone(),
+                version: b.name.clone(),
+                what: format!("bootstrap `{}` did not create {creates}", b.name),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Writes the templates, locks and installs unless the stamp says it is all done already.
+/// Returns whether anything ran.
+fn install(
+    kit: &Kit,
+    variant: &Variant,
+    recipe: &Recipe,
+    place: &Place,
+    vars: &BTreeMap<String, String>,
+) -> Result<bool, NotTestable> {
+    let dir = &place.dir;
+    fs::create_dir_all(dir).map_err(io(dir))?;
+    let files = render_files(kit, variant, vars)?;
+    // The templates are written every time (only where they changed): an edited shape
+    // reaches an installed directory even when nothing needs reinstalling.
+    for (rel, bytes) in &files {
+        let p = dir.join(rel);
+        if fs::read(&p).is_ok_and(|old| &old == bytes) {
+            continue;
+        }
+        if let Some(parent) = p.parent() {
+            fs::create_dir_all(parent).map_err(io(parent))?;
+        }
+        fs::write(&p, bytes).map_err(io(&p))?;
+    }
+    let files_key = |only: &[String]| {
+        let mut k = Fnv::new()
+            .add(kit.id.as_bytes())
+            .add(variant.name.as_bytes());
+        for (rel, bytes) in &files {
+            let name = rel.to_string_lossy();
+            if only.is_empty() || only.iter().any(|o| *o == name) {
+                k = k.add(rel.as_os_str().as_encoded_bytes()).add(bytes);
+            }
+        }
+        k
+    };
+    let lock_steps: Vec<Vec<String>> = recipe
+        .lock
+        .iter()
+        .map(|s| render_step(kit, s, vars, dir))
+        .collect::<Result<_, _>>()?;
+    let install_steps: Vec<Vec<String>> = recipe
+        .install
+        .iter()
+        .map(|s| render_step(kit, s, vars, dir))
+        .collect::<Result<_, _>>()?;
+    let env = env_of(kit, vars)?;
+    let mut lock_key = files_key(&recipe.lock_inputs);
+    for s in &lock_steps {
+        lock_key = lock_key.add(s.join("\u{1f}").as_bytes());
+    }
+    let lockfile = recipe.lockfile.as_ref().map(|l| dir.join(l));
+    let install_files = files_key(&recipe.install_inputs);
+    let stamp_key = || {
+        let mut k = install_files.add(lock_key.hex().as_bytes());
+        if let Some(l) = &lockfile {
+            k = k.add(&fs::read(l).unwrap_or_default());
+        }
+        for s in &install_steps {
+            k = k.add(s.join("\u{1f}").as_bytes());
+        }
+        for (name, val) in &env {
+            k = k.add(name.as_bytes()).add(val.as_bytes());
+        }
+        k.hex()
+    };
+    let outputs_ok = || recipe.outputs.iter().all(|o| dir.join(o).exists());
+    let stamp = dir.join(STAMP);
+    if fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == stamp_key()) && outputs_ok() {
+        return Ok(false);
+    }
+
+    // A failed or interrupted installation must not look done.
+    let _ = fs::remove_file(&stamp);
+    let _shared = exclusive(kit, Path::new(&vars["cache"]))?;
+    let log = dir.join(LOG);
+    let label = &place.label;
+    if let Some(lf) = &lockfile {
+        let key_file = dir.join(LOCK_KEY);
+        let fresh =
+            lf.exists() && fs::read_to_string(&key_file).is_ok_and(|k| k.trim() == lock_key.hex());
+        if !fresh && !lock_steps.is_empty() {
+            lock_with_retries(kit, recipe, vars, label, dir, &env, &log, lf)?;
+            if !lf.exists() {
+                return Err(NotTestable::Incomplete {
+                    line: kit.id.clone(),
+                    version: label.clone(),
+                    what: format!("the lock steps did not write {}", lf.display()),
+                });
+            }
+            fs::write(&key_file, lock_key.hex()).map_err(io(&key_file))?;
+        }
+    }
+    for argv in &install_steps {
+        run_step(kit, label, argv, dir, &env, &log)?;
+    }
+    if let Some(missing) = recipe.outputs.iter().find(|o| !dir.join(o).exists()) {
+        return Err(NotTestable::Incomplete {
+            line: kit.id.clone(),
+            version: label.clone(),
+            what: format!(
+                "installation finished but did not create {}",
+                dir.join(missing).display()
+            ),
+        });
+    }
+    fs::write(&stamp, stamp_key()).map_err(io(&stamp))?;
+    Ok(true)
+}
+
+/// Runs the lock steps; when they fail and the kit allows it, again with later cutoffs
+/// (`lock_retry_minutes` added to `{{before}}`): a release whose own dependencies were
+/// uploaded after it (a publish race) resolves at the earliest cutoff that admits them. The
+/// cutoff that worked is in the install log.
+#[allow(clippy::too_many_arguments)]
+fn lock_with_retries(
+    kit: &Kit,
+    recipe: &Recipe,
+    vars: &BTreeMap<String, String>,
+    label: &str,
+    dir: &Path,
+    env: &[(String, String)],
+    log: &Path,
+    lockfile: &Path,
+) -> Result<(), NotTestable> {
+    let base = vars.get("before").and_then(|b| date::parse(b).ok());
+    let mut delays = vec![0u32];
+    if base.is_some() {
+        delays.extend(&kit.lock_retry_minutes);
+    }
+    let mut last = None;
+    for (i, extra) in delays.iter().enumerate() {
+        let mut v = vars.clone();
+        if let Some(b) = base {
+            v.insert("before".into(), date::format(b + i64::from(*extra) * 60));
+        }
+        if i > 0 {
+            if let Ok(mut f) = OpenOptions::new().append(true).open(log) {
+                let _ = writeln!(f, "# lock failed; retrying with the cutoff {}", v["before"]);
+            }
+        }
+        let _ = fs::remove_file(lockfile);
+        let attempt = recipe.lock.iter().try_for_each(|s| {
+            run_step(kit, label, &render_step(kit, s, &v, dir)?, dir, env, log).map(|_| ())
+        });
+        match attempt {
+            Ok(()) => return Ok(()),
+            Err(e @ NotTestable::Step(_)) => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.expect("at least one attempt"))
+}
+
+fn instances(
+    kit: &Kit,
+    variant: &Variant,
+    place: &Place,
+    vars: &BTreeMap<String, String>,
+) -> Result<Vec<Instance>, NotTestable> {
+    let dir = &place.dir;
+    let mut out = Vec::new();
+    for shape in &kit.shapes {
+        if !variant.shapes.is_empty() && !variant.shapes.contains(&shape.name) {
+            continue;
+        }
+        let name = format!("{}-{}-{}", kit.id, place.label, shape.name);
+        let mut v = vars.clone();
+        v.insert("shape".into(), shape.name.clone());
+        v.insert("name".into(), name.clone());
+        let render = |s: &str| {
+            template::render(s, &v, Some(dir)).map_err(|message| NotTestable::Template {
+                line: kit.id.clone(),
+                path: kit.path.clone(),
+                message: format!("shape {}: {message}", shape.name),
+            })
+        };
+        let command = render(&shape.command)?;
+        // Absolute, so the instance runs the toolchain it was installed with.
+        let command = if command.contains('/') {
+            normalize(&dir.join(&command)).display().to_string()
+        } else {
+            which(&command).map_or(command, |p| p.display().to_string())
+        };
+        let args = shape
+            .args
+            .iter()
+            .map(|a| render(a))
+            .collect::<Result<_, _>>()?;
+        let mut env = BTreeMap::new();
+        for (k, val) in kit.launch_env.iter().chain(&shape.env) {
+            env.insert(k.clone(), render(val)?);
+        }
+        let what = if kit.name.is_empty() {
+            &kit.id
+        } else {
+            &kit.name
+        };
+        out.push(Instance {
+            description: format!(
+                "{what} {} ({} templates): {}",
+                place.sdk_version, variant.name, shape.description
+            ),
+            name,
+            command,
+            args,
+            cwd: dir.clone(),
+            env,
+            sdk: kit.id.clone(),
+            sdk_version: place.sdk_version.clone(),
+            shape: shape.name.clone(),
+            inflight: shape.inflight.clone(),
+            expect: shape.expect.clone(),
+            variant: variant.name.clone(),
+            handshake_ms: kit.handshake_ms,
+        });
+    }
+    Ok(out)
+}
+
+// ---- local sources ------------------------------------------------------------------------
+
+/// Content hash of a checkout (file names and contents, excluded names skipped) or of an
+/// artifact file.
+fn content_hash(path: &Path, exclude: &[String]) -> std::io::Result<String> {
+    let mut files = Vec::new();
+    walk(path, Path::new(""), exclude, &mut files)?;
+    let mut h = Fnv::new();
+    for rel in files {
+        let p = join_rel(path, &rel);
+        let meta = fs::symlink_metadata(&p)?;
+        h = h.add(rel.as_os_str().as_encoded_bytes());
+        if meta.file_type().is_symlink() {
+            h = h.add(fs::read_link(&p)?.as_os_str().as_encoded_bytes());
+        } else {
+            h = h.add(&fs::read(&p)?);
+        }
+    }
+    Ok(h.hex())
+}
+
+/// Copies a checkout, skipping excluded names; symlinks are copied as links.
+fn copy_tree(from: &Path, to: &Path, exclude: &[String]) -> std::io::Result<()> {
+    let mut files = Vec::new();
+    walk(from, Path::new(""), exclude, &mut files)?;
+    for rel in files {
+        let (src, dst) = (join_rel(from, &rel), join_rel(to, &rel));
+        if let Some(p) = dst.parent() {
+            fs::create_dir_all(p)?;
+        }
+        let meta = fs::symlink_metadata(&src)?;
+        if meta.file_type().is_symlink() {
+            std::os::unix::fs::symlink(fs::read_link(&src)?, &dst)?;
+        } else {
+            fs::copy(&src, &dst)?;
+        }
+    }
+    Ok(())
+}
+
+/// The one file in `dir` matching `pattern` (a name with at most one `*`); the newest when
+/// several do.
+fn find_artifact(dir: &Path, pattern: &str) -> Option<PathBuf> {
+    let (pre, post) = pattern.split_once('*').unwrap_or((pattern, ""));
+    let exact = !pattern.contains('*');
+    fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            let n = e.file_name();
+            let n = n.to_string_lossy();
+            if exact {
+                n == pattern
+            } else {
+                n.len() >= pre.len() + post.len() && n.starts_with(pre) && n.ends_with(post)
+            }
+        })
+        .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok())
+        .map(|e| e.path())
+}
+
+/// Prepares a local checkout or artifact: copies it (never touching the original), builds
+/// it the way the SDK's CONTRIBUTING says, and finds its version. Returns the place and
+/// the lock held on it.
+fn local_source(
+    kit: &Kit,
+    path: &Path,
+    base: &Path,
+    vars: &mut BTreeMap<String, String>,
+) -> Result<(Place, DirLock), NotTestable> {
+    let local_err = |reason: String| NotTestable::Local {
+        line: kit.id.clone(),
+        path: path.to_path_buf(),
+        reason,
+    };
+    let Some(local) = &kit.local else {
+        return Err(local_err(format!(
+            "the {} kit has no [local] recipe",
+            kit.id
+        )));
+    };
+    let path = fs::canonicalize(path).map_err(|e| local_err(format!("cannot be read: {e}")))?;
+    let is_dir = path.is_dir();
+    let hash = content_hash(&path, if is_dir { &local.exclude } else { &[] })
+        .map_err(|e| local_err(format!("cannot be read: {e}")))?;
+    let label = format!("local-{}", &hash[..8]);
+    let dir = base.join(&label);
+    let src = base.join(format!("{label}.src"));
+    let out = base.join(format!("{label}.out"));
+    let guard = lock(&base.join(format!(".{label}.lock")))?;
+    // The user's own checkout or file: read (e.g. `git describe`), never written.
+    vars.insert("origin".into(), path.display().to_string());
+    vars.insert("label".into(), label.clone());
+    vars.insert("source".into(), src.display().to_string());
+    vars.insert("out".into(), out.display().to_string());
+    let env = env_of(kit, vars)?;
+    fs::create_dir_all(&dir).map_err(io(&dir))?;
+    let log = dir.join(LOG);
+    let built = out.join(".kit-built");
+    let work = if is_dir { src.clone() } else { out.clone() };
+    if !fs::read_to_string(&built).is_ok_and(|h| h.trim() == hash) {
+        let _shared = exclusive(kit, Path::new(&vars["cache"]))?;
+        // Start from a clean copy: a half-built one from an interrupted run is not reused.
+        for d in [&src, &out] {
+            if d.exists() {
+                fs::remove_dir_all(d).map_err(io(d))?;
+            }
+        }
+        fs::create_dir_all(&out).map_err(io(&out))?;
+        if is_dir {
+            copy_tree(&path, &src, &local.exclude).map_err(io(&src))?;
+            for step in &local.build {
+                let argv = render_step(kit, step, vars, &src)?;
+                run_step(kit, &label, &argv, &src, &env, &log)?;
+            }
+        } else {
+            let name = path.file_name().unwrap_or_default();
+            fs::copy(&path, out.join(name)).map_err(io(&out))?;
+        }
+        fs::write(&built, &hash).map_err(io(&built))?;
+    }
+    if let Some(pattern) = &local.artifact {
+        let pattern = if is_dir {
+            pattern.clone()
+        } else {
+            // A file given directly is the artifact, whatever its name.
+            path.file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        };
+        let artifact = find_artifact(&out, &pattern).ok_or_else(|| {
+            local_err(format!(
+                "the build left no artifact matching {pattern:?} in {}",
+                out.display()
+            ))
+        })?;
+        vars.insert("artifact".into(), artifact.display().to_string());
+    } else if !is_dir {
+        return Err(local_err(format!(
+            "the {} kit builds checkouts (directories) only",
+            kit.id
+        )));
+    }
+    let version = match &local.version {
+        None => None,
+        Some(step) => {
+            let argv = render_step(kit, step, vars, &work)?;
+            let text = run_step(kit, &label, &argv, &work, &env, &log)?;
+            text.lines()
+                .rev()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .map(str::to_string)
+        }
+    };
+    let date = match &local.date {
+        None => None,
+        Some(step) => {
+            let argv = render_step(kit, step, vars, &work)?;
+            let text = run_step(kit, &label, &argv, &work, &env, &log)?;
+            text.lines()
+                .rev()
+                .map(str::trim)
+                .find(|l| date::parse(l).is_ok())
+                .map(str::to_string)
+        }
+    };
+    let sdk_version = match &version {
+        // Build metadata the version already carries (`+kit.local`) gives way to ours.
+        Some(v) => format!("{}+local.{}", v.split('+').next().unwrap_or(v), &hash[..8]),
+        None => format!("local.{}", &hash[..8]),
+    };
+    Ok((
+        Place {
+            label,
+            version,
+            sdk_version,
+            date,
+            dir,
+        },
+        guard,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kits::spec;
+
+    /// A kit whose "install" is a shell script: exercises stamps, locks and local copies
+    /// without any registry.
+    fn demo_kit(root: &Path) -> Kit {
+        let dir = root.join("demo");
+        fs::create_dir_all(dir.join("t")).unwrap();
+        fs::write(
+            dir.join("t/server.sh"),
+            "#!/bin/sh\n# {{line}} {{label}} {{variant}}\nexec sleep 600\n",
+        )
+        .unwrap();
+        fs::write(
+            dir.join("t/deps.in"),
+            "sdk=={{spec}}\n# before {{before}}\n",
+        )
+        .unwrap();
+        let text = r#"
+id = "demo"
+name = "Demo SDK"
+ecosystem = "npm"
+package = "demo"
+requires = ["sh"]
+
+[files]
+"server.sh" = "t/server.sh"
+"deps.in" = "t/deps.in"
+
+[release]
+vars = { spec = "{{version}}" }
+lock = [["sh", "-c", "cp deps.in deps.lock; echo locked >> ../count-lock"]]
+lockfile = "deps.lock"
+install = [["sh", "-c", "echo installed >> ../count-install; touch installed"]]
+outputs = ["installed"]
+
+[local]
+exclude = ["junk"]
+build = [["sh", "-c", "cat VERSION > {{out}}/demo-$(cat VERSION).pkg"]]
+artifact = "demo-*.pkg"
+version = ["cat", "VERSION"]
+date = ["sh", "-c", "cat DATE 2>/dev/null || true"]
+vars = { spec = "file:{{artifact}}" }
+
+[[variant]]
+name = "one"
+versions = ">=1.0.0, <2.0.0"
+
+[[untestable]]
+versions = "<1.0.0"
+reason = "0.x is too old"
+
+[shapes.plain]
+description = "sleeps"
+command = "sh"
+args = ["{{dir}}/server.sh"]
+env = { WHO = "{{name}}" }
+
+[shapes.slow-tool]
+command = "./server.sh"
+inflight = { method = "tools/call", params = { name = "slow" } }
+"#;
+        fs::write(dir.join("kit.toml"), text).unwrap();
+        spec::load_file(&dir.join("kit.toml")).unwrap()
+    }
+
+    fn rel(v: &str) -> Source {
+        Source::Release(Release {
+            version: v.into(),
+            date: Some("2025-01-01T00:00:00Z".into()),
+            yanked: false,
+        })
+    }
+
+    fn count(p: &Path) -> usize {
+        fs::read_to_string(p)
+            .map(|s| s.lines().count())
+            .unwrap_or(0)
+    }
+
+    #[test]
+    fn second_instantiation_installs_nothing() {
+        let root = tempfile::tempdir().unwrap();
+        let kit = demo_kit(root.path());
+        let cache = root.path().join("cache");
+        let first = prepare(&kit, &rel("1.2.0"), &cache).unwrap();
+        assert!(first.installed);
+        let second = prepare(&kit, &rel("1.2.0"), &cache).unwrap();
+        assert!(!second.installed);
+        let base = cache.join("kits/demo");
+        assert_eq!(count(&base.join("count-install")), 1);
+        assert_eq!(count(&base.join("count-lock")), 1);
+        let i = &second.instances[0];
+        assert_eq!(i.name, "demo-1.2.0-plain");
+        assert_eq!(i.sdk_version, "1.2.0");
+        assert_eq!(
+            i.args,
+            vec![base.join("1.2.0/server.sh").display().to_string()]
+        );
+        assert_eq!(i.env["WHO"], "demo-1.2.0-plain");
+        assert!(Path::new(&i.command).is_absolute());
+        let slow = &second.instances[1];
+        assert_eq!(
+            slow.command,
+            base.join("1.2.0/server.sh").display().to_string()
+        );
+        assert_eq!(slow.inflight.as_ref().unwrap().0, "tools/call");
+        let text = fs::read_to_string(base.join("1.2.0/server.sh")).unwrap();
+        assert!(text.contains("# demo 1.2.0 one"), "{text}");
+        // The lock was resolved with the cutoff: the release date plus the margin.
+        assert_eq!(
+            fs::read_to_string(base.join("1.2.0/deps.lock")).unwrap(),
+            "sdk==1.2.0\n# before 2025-01-01T01:00:00Z\n"
+        );
+    }
+
+    #[test]
+    fn instances_render_as_manifests() {
+        let root = tempfile::tempdir().unwrap();
+        let mut kit = demo_kit(root.path());
+        kit.handshake_ms = Some(30_000);
+        let p = prepare(&kit, &rel("1.2.0"), &root.path().join("cache")).unwrap();
+        let slow = p.instances.iter().find(|i| i.shape == "slow-tool").unwrap();
+        let text = slow.manifest_toml();
+        let v: toml::Value = toml::from_str(&text).unwrap();
+        assert_eq!(v["name"].as_str(), Some("demo-1.2.0-slow-tool"));
+        assert_eq!(v["about"]["sdk_version"].as_str(), Some("1.2.0"));
+        assert_eq!(v["inflight"]["method"].as_str(), Some("tools/call"));
+        assert_eq!(v["inflight"]["params"]["name"].as_str(), Some("slow"));
+        assert_eq!(v["budgets"]["handshake_ms"].as_integer(), Some(30_000));
+        assert!(Path::new(v["cwd"].as_str().unwrap()).is_absolute());
+        let plain = p.instances.iter().find(|i| i.shape == "plain").unwrap();
+        let v: toml::Value = toml::from_str(&plain.manifest_toml()).unwrap();
+        assert!(v.get("inflight").is_none());
+        assert_eq!(v["env"]["WHO"].as_str(), Some("demo-1.2.0-plain"));
+    }
+
+    #[test]
+    fn a_lost_output_or_an_edited_lockfile_reinstalls_without_relocking() {
+        let root = tempfile::tempdir().unwrap();
+        let kit = demo_kit(root.path());
+        let cache = root.path().join("cache");
+        prepare(&kit, &rel("1.2.0"), &cache).unwrap();
+        let dir = cache.join("kits/demo/1.2.0");
+        fs::remove_file(dir.join("installed")).unwrap();
+        assert!(prepare(&kit, &rel("1.2.0"), &cache).unwrap().installed);
+        fs::write(dir.join("deps.lock"), "sdk==1.2.0 # pinned by hand\n").unwrap();
+        assert!(prepare(&kit, &rel("1.2.0"), &cache).unwrap().installed);
+        let base = cache.join("kits/demo");
+        assert_eq!(count(&base.join("count-install")), 3);
+        assert_eq!(count(&base.join("count-lock")), 1);
+    }
+
+    #[test]
+    fn an_edited_template_outside_the_inputs_is_written_but_nothing_reinstalls() {
+        let root = tempfile::tempdir().unwrap();
+        let mut kit = demo_kit(root.path());
+        kit.release.lock_inputs = vec!["deps.in".into()];
+        kit.release.install_inputs = vec!["deps.in".into()];
+        let cache = root.path().join("cache");
+        assert!(prepare(&kit, &rel("1.2.0"), &cache).unwrap().installed);
+        fs::write(kit.dir.join("t/server.sh"), "#!/bin/sh\n# edited\n").unwrap();
+        assert!(!prepare(&kit, &rel("1.2.0"), &cache).unwrap().installed);
+        let dir = cache.join("kits/demo/1.2.0");
+        assert_eq!(
+            fs::read_to_string(dir.join("server.sh")).unwrap(),
+            "#!/bin/sh\n# edited\n"
+        );
+        fs::write(kit.dir.join("t/deps.in"), "sdk=={{spec}} extra\n").unwrap();
+        assert!(prepare(&kit, &rel("1.2.0"), &cache).unwrap().installed);
+        let base = cache.join("kits/demo");
+        assert_eq!(count(&base.join("count-install")), 2);
+        assert_eq!(count(&base.join("count-lock")), 2);
+    }
+
+    #[test]
+    fn concurrent_instantiations_install_once() {
+        let root = tempfile::tempdir().unwrap();
+        let kit = demo_kit(root.path());
+        let cache = root.path().join("cache");
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let (kit, cache) = (kit.clone(), cache.clone());
+                std::thread::spawn(move || prepare(&kit, &rel("1.3.0"), &cache).unwrap().installed)
+            })
+            .collect();
+        let installed: usize = threads
+            .into_iter()
+            .map(|t| usize::from(t.join().unwrap()))
+            .sum();
+        assert_eq!(installed, 1);
+        assert_eq!(count(&cache.join("kits/demo/count-install")), 1);
+    }
+
+    #[test]
+    fn an_exclusive_kit_installs_one_version_at_a_time() {
+        let root = tempfile::tempdir().unwrap();
+        let mut kit = demo_kit(root.path());
+        kit.exclusive = Some("shared-repo".into());
+        kit.release.install = vec![vec![
+            "sh".into(),
+            "-c".into(),
+            "echo start >> ../trace; sleep 0.3; echo end >> ../trace; touch installed".into(),
+        ]];
+        let cache = root.path().join("cache");
+        let threads: Vec<_> = ["1.2.0", "1.3.0", "1.4.0"]
+            .into_iter()
+            .map(|v| {
+                let (kit, cache) = (kit.clone(), cache.clone());
+                std::thread::spawn(move || prepare(&kit, &rel(v), &cache).unwrap())
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let trace = fs::read_to_string(cache.join("kits/demo/trace")).unwrap();
+        assert_eq!(trace, "start\nend\n".repeat(3), "installs overlapped");
+    }
+
+    #[test]
+    fn a_failing_lock_is_retried_with_later_cutoffs() {
+        let root = tempfile::tempdir().unwrap();
+        let mut kit = demo_kit(root.path());
+        // Resolves only once the cutoff admits something published on 2 January.
+        kit.release.lock = vec![vec![
+            "sh".into(),
+            "-c".into(),
+            "test '{{before}}' \\> 2025-01-02 && cp deps.in deps.lock".into(),
+        ]];
+        let e = prepare(&kit, &rel("1.2.0"), &root.path().join("a")).unwrap_err();
+        assert!(e.to_string().contains("test '2025-01-01T01:00:00Z'"), "{e}");
+        kit.lock_retry_minutes = vec![60, 1440];
+        let p = prepare(&kit, &rel("1.2.0"), &root.path().join("b")).unwrap();
+        let log = fs::read_to_string(&p.log).unwrap();
+        assert!(
+            log.contains("retrying with the cutoff 2025-01-01T02:00:00Z"),
+            "{log}"
+        );
+        assert!(
+            log.contains("retrying with the cutoff 2025-01-02T01:00:00Z"),
+            "{log}"
+        );
+        assert!(p.dir.join("deps.lock").exists());
+    }
+
+    #[test]
+    fn unsupported_versions_say_why() {
+        let root = tempfile::tempdir().unwrap();
+        let kit = demo_kit(root.path());
+        let e = prepare(&kit, &rel("0.9.0"), root.path())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("0.x is too old"), "{e}");
+        let e = prepare(&kit, &rel("2.0.0"), root.path())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("no template supports") && e.contains(">=1.0.0, <2.0.0 (one)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn failing_steps_report_their_output() {
+        let root = tempfile::tempdir().unwrap();
+        let mut kit = demo_kit(root.path());
+        kit.release.install = vec![vec!["sh".into(), "-c".into(), "echo boom; exit 3".into()]];
+        let e = prepare(&kit, &rel("1.2.0"), &root.path().join("c"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("boom") && e.contains("exit status: 3"), "{e}");
+        kit.requires = vec!["no-such-program-xyz".into()];
+        let e = prepare(&kit, &rel("1.2.0"), &root.path().join("c"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`no-such-program-xyz`"), "{e}");
+    }
+
+    #[test]
+    fn local_checkouts_are_copied_built_and_named_by_hash() {
+        let root = tempfile::tempdir().unwrap();
+        let kit = demo_kit(root.path());
+        let cache = root.path().join("cache");
+        let checkout = root.path().join("checkout");
+        fs::create_dir_all(checkout.join("junk")).unwrap();
+        fs::write(checkout.join("VERSION"), "1.5.0\n").unwrap();
+        fs::write(checkout.join("DATE"), "2025-06-01T12:00:00+02:00\n").unwrap();
+        fs::write(checkout.join("junk/big"), "x").unwrap();
+        let before = content_hash(&checkout, &[]).unwrap();
+        let p = prepare(&kit, &Source::Local(checkout.clone()), &cache).unwrap();
+        assert!(p.installed);
+        let i = &p.instances[0];
+        assert!(
+            i.name.starts_with("demo-local-") && i.name.ends_with("-plain"),
+            "{}",
+            i.name
+        );
+        assert!(
+            i.sdk_version.starts_with("1.5.0+local."),
+            "{}",
+            i.sdk_version
+        );
+        let label = i
+            .name
+            .trim_start_matches("demo-")
+            .trim_end_matches("-plain");
+        let lock =
+            fs::read_to_string(cache.join("kits/demo").join(label).join("deps.lock")).unwrap();
+        assert!(
+            lock.starts_with("sdk==file:") && lock.contains("demo-1.5.0.pkg"),
+            "{lock}"
+        );
+        // The checkout itself is untouched; excluded entries are not copied.
+        assert_eq!(content_hash(&checkout, &[]).unwrap(), before);
+        assert!(!cache
+            .join("kits/demo")
+            .join(format!("{label}.src/junk"))
+            .exists());
+        // Same content: nothing rebuilt. Changed content: a new label.
+        assert!(
+            !prepare(&kit, &Source::Local(checkout.clone()), &cache)
+                .unwrap()
+                .installed
+        );
+        fs::write(checkout.join("VERSION"), "1.6.0\n").unwrap();
+        let q = prepare(&kit, &Source::Local(checkout.clone()), &cache).unwrap();
+        assert_ne!(q.instances[0].name, i.name);
+        assert!(q.instances[0].sdk_version.starts_with("1.6.0+local."));
+    }
+
+    #[test]
+    fn local_artifacts_are_used_as_they_are() {
+        let root = tempfile::tempdir().unwrap();
+        let mut kit = demo_kit(root.path());
+        kit.local.as_mut().unwrap().version = None;
+        let art = root.path().join("demo-9.pkg");
+        fs::write(&art, "artifact").unwrap();
+        let p = prepare(&kit, &Source::Local(art), &root.path().join("c")).unwrap();
+        assert!(p.instances[0].sdk_version.starts_with("local."));
+        let e = prepare(
+            &kit,
+            &Source::Local(root.path().join("nope")),
+            &root.path().join("c"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("cannot be read"), "{e}");
+    }
+}

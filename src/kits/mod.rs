@@ -1,0 +1,143 @@
+//! SDK kits: the canonical server shapes (plain, background work, fixed, stubborn, child,
+//! slow-tool) written once per SDK line as templates, instantiated at any published version
+//! or from a local checkout or packed artifact.
+//!
+//! A kit is data: `kits/<line>/kit.toml` plus template files (format: `kits/README.md`).
+//! This module reads kits ([`load_kits`]), lists an SDK's releases with their dates
+//! ([`versions`]), and instantiates a kit at one release or local source ([`instantiate`]):
+//! it writes the templates of the variant that fits the version into
+//! `<cache>/kits/<line>/<version>/`, resolves dependencies as of the release's own date into
+//! a lockfile, installs from that lockfile into caches shared between versions, and returns
+//! ready-to-launch [`Instance`]s. Installing is idempotent (a stamp, under a file lock), and
+//! launching an instance needs no network.
+//!
+//! ```no_run
+//! use mcp_shutdown_conformance::kits;
+//! let all = kits::load_kits("kits".as_ref())?;
+//! let req = kits::parse_sdk_arg("typescript@1.24.0")?;
+//! let kit = kits::find_kit(&all, &req.line)?;
+//! if let kits::Target::Registry(sel) = &req.target {
+//!     for release in kits::versions(kit, sel)? {
+//!         match kits::instantiate(kit, &kits::Source::Release(release), "/tmp/cache".as_ref()) {
+//!             Ok(instances) => println!("{}", instances.len()),
+//!             Err(why) => println!("not testable: {why}"),
+//!         }
+//!     }
+//! }
+//! # Ok::<(), kits::KitError>(())
+//! ```
+
+use std::path::PathBuf;
+
+mod arg;
+mod date;
+mod install;
+mod registry;
+mod spec;
+mod template;
+mod version;
+
+pub use arg::{parse_sdk_arg, SdkRequest, Target, VersionSel};
+pub use install::{instantiate, prepare, Instance, NotTestable, Prepared, Source, StepFailure};
+pub use registry::{fetch_all, versions, Release};
+pub use spec::{
+    load_file, load_kits, Bootstrap, Ecosystem, Expect, Kit, LocalRecipe, Recipe, Shape,
+    Untestable, Variant,
+};
+pub use template::{select as select_variant, Unsupported};
+pub use version::{Version, VersionReq};
+
+/// Errors before anything is installed: a bad `--sdk` argument, a bad kit file, a registry
+/// that cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum KitError {
+    #[error("--sdk {arg:?}: {reason}")]
+    Arg { arg: String, reason: String },
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}{}: {message}", path.display(), match (line, column) { (Some(l), Some(c)) => format!(":{l}:{c}"), _ => String::new() })]
+    Parse {
+        path: PathBuf,
+        line: Option<usize>,
+        column: Option<usize>,
+        message: String,
+    },
+    #[error("no kit for SDK line `{line}` (known: {known})")]
+    UnknownLine { line: String, known: String },
+    #[error("{line}: listing versions with {via} failed: {reason}")]
+    Registry {
+        line: String,
+        via: String,
+        reason: String,
+    },
+    #[error("{line}: version {version} is not published (newest: {newest})")]
+    NoVersion {
+        line: String,
+        version: String,
+        newest: String,
+    },
+}
+
+/// The kit for an SDK line id.
+pub fn find_kit<'k>(kits: &'k [Kit], line: &str) -> Result<&'k Kit, KitError> {
+    kits.iter()
+        .find(|k| k.id == line)
+        .ok_or_else(|| KitError::UnknownLine {
+            line: line.to_string(),
+            known: kits
+                .iter()
+                .map(|k| k.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_lines_list_the_known_ones() {
+        let e = find_kit(&[], "typescirpt").unwrap_err().to_string();
+        assert!(e.contains("typescirpt"), "{e}");
+    }
+
+    #[test]
+    fn parse_errors_print_file_line_column() {
+        let e = KitError::Parse {
+            path: "kits/go/kit.toml".into(),
+            line: Some(3),
+            column: Some(7),
+            message: "field `x`: bad".into(),
+        };
+        assert_eq!(e.to_string(), "kits/go/kit.toml:3:7: field `x`: bad");
+    }
+
+    /// The kits shipped in this repository all load and their ranges are consistent.
+    #[test]
+    fn bundled_kits_load() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kits");
+        let kits = load_kits(&dir).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!kits.is_empty());
+        for k in &kits {
+            assert!(!k.shapes.is_empty(), "{}", k.id);
+            for s in ["plain", "fixed", "stubborn", "child", "slow-tool"] {
+                assert!(
+                    k.shapes.iter().any(|x| x.name == s),
+                    "kit {} has no `{s}` shape",
+                    k.id
+                );
+            }
+            let slow = k.shapes.iter().find(|x| x.name == "slow-tool").unwrap();
+            assert!(
+                slow.inflight.is_some(),
+                "{}: slow-tool names no inflight request",
+                k.id
+            );
+        }
+    }
+}
