@@ -249,4 +249,66 @@ mod tests {
         let _ = c.kill();
         let _ = c.wait();
     }
+
+    /// Busy shells, twice as many as CPUs, killed when dropped (also on a failed assert).
+    struct CpuHog(Vec<std::process::Child>);
+
+    impl CpuHog {
+        fn start() -> Self {
+            let n = 2 * std::thread::available_parallelism().map_or(2, |n| n.get());
+            Self(
+                (0..n)
+                    .map(|_| {
+                        std::process::Command::new("sh")
+                            .args(["-c", "while :; do :; done"])
+                            .spawn()
+                            .unwrap()
+                    })
+                    .collect(),
+            )
+        }
+    }
+
+    impl Drop for CpuHog {
+        fn drop(&mut self) {
+            for c in &mut self.0 {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+
+    /// Samples `cmd`'s tree from its launch until it exits, as a supervisor does.
+    fn queueing_of(cmd: &mut std::process::Command) -> TreeReading {
+        let mut child = cmd.spawn().unwrap();
+        let mut sampler = TreeSampler::new(child.id() as i32);
+        let mut last = sampler.sample();
+        while child.try_wait().unwrap().is_none() {
+            last = sampler.sample();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        last
+    }
+
+    /// Busy threads of one process until it has used 0.3 s of CPU (however loaded the
+    /// machine): every thread's queueing counts, not the main thread's.
+    const THREADS: &str = "import threading, time\n\
+        def spin():\n    while time.process_time() < 0.3: pass\n\
+        ts = [threading.Thread(target=spin) for _ in range(4)]\n\
+        [t.start() for t in ts]; [t.join() for t in ts]\n";
+
+    /// Under a CPU hog, a multi-threaded server and a launcher whose child does the work
+    /// (`sh -c 'python3 …'`, as `npx` and `uvx` are) both show time spent waiting for a CPU:
+    /// the window that excuses queueing must see it in every shape of tree.
+    #[test]
+    fn queueing_is_seen_in_threads_and_in_a_launchers_child() {
+        let _hog = CpuHog::start();
+        let threads = queueing_of(std::process::Command::new("python3").args(["-c", THREADS]));
+        assert!(threads.queued_ns > 0, "threads: {threads:?}");
+        let script = format!("python3 -c '{THREADS}'; exit 0");
+        let launched = queueing_of(std::process::Command::new("sh").args(["-c", &script]));
+        assert!(launched.queued_ns > 0, "launcher: {launched:?}");
+        // The shell itself only waits: the CPU (and the queueing) are its child's.
+        assert!(launched.cpu_ns > 250_000_000, "launcher: {launched:?}");
+    }
 }
