@@ -100,42 +100,61 @@ impl Peer for ServerStdin {
     }
 }
 
-/// A budget of the server's own time: wall time minus the time its tree spent queued for a
-/// CPU, sampled every slice; with the ladder's wall-clock backstop.
+/// A budget of the server's own silence: wall time minus the time its tree spent queued for
+/// a CPU and minus the slices in which it was writing to stdout, sampled every slice; with
+/// the ladder's wall-clock backstop. A server that is talking (a big answer, a flood the
+/// harness is still reading) has not failed to answer: how fast the harness's reader drains
+/// its pipe on a busy machine must not decide the verdict.
 pub struct OwnTime<'a> {
     sampler: &'a mut TreeSampler,
+    record: &'a Mutex<StdoutRecord>,
     budget_ms: u64,
     start_ns: u64,
     last_ns: u64,
     last: TreeReading,
+    last_bytes: u64,
     own_ns: u64,
 }
 
 impl<'a> OwnTime<'a> {
     /// Counting from `start_ns` (the launch), which the sampler's tree started at.
-    pub fn new(sampler: &'a mut TreeSampler, start_ns: u64, budget_ms: u64) -> Self {
+    pub fn new(
+        sampler: &'a mut TreeSampler,
+        record: &'a Mutex<StdoutRecord>,
+        start_ns: u64,
+        budget_ms: u64,
+    ) -> Self {
         let last = sampler.sample();
         let now = mono_ns();
         let wall = now.saturating_sub(start_ns);
         Self {
             sampler,
+            record,
             budget_ms,
             start_ns,
             last_ns: now,
             last,
+            last_bytes: stdout_bytes(record),
             own_ns: wall - last.queued_ns.min(wall),
         }
     }
+}
+
+fn stdout_bytes(record: &Mutex<StdoutRecord>) -> u64 {
+    record.lock().unwrap_or_else(|p| p.into_inner()).bytes
 }
 
 impl Deadline for OwnTime<'_> {
     fn next_wait(&mut self) -> Option<Duration> {
         let now = mono_ns();
         let r = self.sampler.sample();
+        let bytes = stdout_bytes(self.record);
         let wall = now.saturating_sub(self.last_ns);
         let queued = r.queued_ns.saturating_sub(self.last.queued_ns);
-        self.own_ns += wall - queued.min(wall);
-        (self.last_ns, self.last) = (now, r);
+        if bytes == self.last_bytes {
+            self.own_ns += wall - queued.min(wall);
+        }
+        (self.last_ns, self.last, self.last_bytes) = (now, r, bytes);
         let wall_ms = now.saturating_sub(self.start_ns) / 1_000_000;
         let spent =
             self.own_ns / 1_000_000 >= self.budget_ms || wall_ms >= wall_cap_ms(self.budget_ms);
@@ -327,7 +346,12 @@ pub fn handshake(
     budgets: &Budgets,
 ) -> Result<HandshakeInfo, CaseError> {
     let stdin = run.stdin.as_mut().expect("stdin open during handshake");
-    let mut deadline = OwnTime::new(&mut run.sampler, run.started_ns, budgets.handshake_ms);
+    let mut deadline = OwnTime::new(
+        &mut run.sampler,
+        &run.record,
+        run.started_ns,
+        budgets.handshake_ms,
+    );
     let failure = match mcp_handshake(stdin, &run.rx, protocol, &mut deadline, run.started_ns) {
         Ok(info) => return Ok(info),
         Err(f) => f,
