@@ -156,6 +156,16 @@ fn task_schedstat(pid: i32, tid: i32) -> Option<(u64, u64)> {
     Some((f.next()?.parse().ok()?, f.next()?.parse().ok()?))
 }
 
+/// CPU time plus run-queue wait of every thread of one process, nanoseconds: how much it
+/// computed or wanted to (0 for a process that is gone).
+pub fn process_busy_ns(pid: i32) -> u64 {
+    tasks(pid)
+        .iter()
+        .filter_map(|&t| task_schedstat(pid, t))
+        .map(|(cpu, queued)| cpu + queued)
+        .sum()
+}
+
 /// One reading of a process tree.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TreeReading {

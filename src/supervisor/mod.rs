@@ -25,6 +25,7 @@ mod link;
 pub mod protocol;
 mod via_client;
 
+use std::collections::HashMap;
 use std::io::BufReader;
 use std::path::Path;
 use std::sync::mpsc::channel;
@@ -44,16 +45,38 @@ fn live_tree(except: &[i32]) -> Vec<ProcInfo> {
         .collect()
 }
 
-/// After the server ended, gives what it started up to the prompt budget to go away.
-/// Polling `/proc` is fine here: it bounds a wait, it does not time an exit.
+/// After the server ended, gives what it started up to the prompt budget to go away,
+/// counting only the time it sat idle: a slice in which what is left computed or queued for
+/// a CPU (a storm of children unwinding after SIGINT on a loaded machine) is it still going
+/// away, not staying. The ladder's wall-clock backstop bounds a descendant that keeps
+/// computing. Polling `/proc` is fine here: it bounds a wait, it does not time an exit.
 fn settle_descendants(prompt_ms: u64, except: &[i32]) -> Vec<ProcInfo> {
-    let deadline = mono_ns() + prompt_ms * 1_000_000;
+    const MS: u64 = 1_000_000;
+    let start = mono_ns();
+    let cap = start + ladder::wall_cap_ms(prompt_ms) * MS;
+    let (mut idle_ns, mut last_ns) = (0, start);
+    let mut last: HashMap<i32, u64> = HashMap::new();
     loop {
         tree::reap_any_children();
         let live = live_tree(except);
-        if live.is_empty() || mono_ns() >= deadline {
+        let now = mono_ns();
+        let busy: HashMap<i32, u64> = live
+            .iter()
+            .map(|p| (p.pid, procfs::process_busy_ns(p.pid)))
+            .collect();
+        let used: u64 = busy
+            .iter()
+            .filter_map(|(pid, ns)| Some(ns.saturating_sub(*last.get(pid)?)))
+            .sum();
+        let slice = now - last_ns;
+        // Idle: less than 5 % of the slice used or queued, as the ladder judges idleness.
+        if used * 20 <= slice {
+            idle_ns += slice;
+        }
+        if live.is_empty() || idle_ns >= prompt_ms * MS || now >= cap {
             return live;
         }
+        (last, last_ns) = (busy, now);
         std::thread::sleep(Duration::from_millis(20));
     }
 }
