@@ -2,12 +2,12 @@
 """Formats mcp-shutdown JSON reports as the README's results tables and writes them between
 the `<!-- results:begin -->` / `<!-- results:end -->` markers of README.md.
 
-Usage: scripts/readme_tables.py MATRIX.json PROFILES.json [README.md]
+Usage: scripts/readme_tables.py MATRIX.json PROFILES.json HOSTS.md [README.md]
 (scripts/readme-results.sh produces both reports from real runs and calls this.)"""
 import json
 import sys
 
-ORDER = ["close", "exit", "crash", "stdin-null", "sigterm", "sigint", "inflight"]
+ORDER = ["close", "exit", "crash", "stdin-null", "sigterm", "sigint", "inflight", "sighup", "ctrl-c"]
 
 
 def mark(result):
@@ -39,7 +39,12 @@ def table(report, servers, columns, first_header, label):
 def main():
     matrix = json.load(open(sys.argv[1]))
     profiles = json.load(open(sys.argv[2]))
-    readme = sys.argv[3] if len(sys.argv) > 3 else "README.md"
+    hosts_md = open(sys.argv[3]).read()
+    readme = sys.argv[4] if len(sys.argv) > 4 else "README.md"
+    # The host view as the markdown renderer writes it (one section of its report).
+    a = hosts_md.index("### Under each host")
+    host_view = hosts_md[a:].split("\n### ")[0].split("\n<details>")[0].strip()
+    host_view = host_view.replace("### Under each host", "### Under each host (the servers people install, and the reference shapes)")
     info = matrix.get("servers", {})
     scen = [s for s in ORDER if any(r["scenario"] == s for r in matrix["results"])]
 
@@ -80,6 +85,8 @@ def main():
         "milliseconds from the start of `close()` to its exit.",
         "",
         table(profiles, prof_rows, prof_cols, "server", lambda n: f"`{n}`"),
+        "",
+        host_view,
         "<!-- results:end -->",
     ]
     text = open(readme).read()
