@@ -82,12 +82,15 @@ pub enum ReportCmd {
     Render {
         #[arg(long, value_name = "REPORT.json")]
         from: PathBuf,
-        /// text, json, junit, markdown or html.
+        /// text, json, junit, markdown, html or conformance (needs --out).
         #[arg(long, default_value = "text", value_parser = format_arg)]
         format: Format,
         /// Only the endings where servers of the same shape disagree (text).
         #[arg(long)]
         pruned: bool,
+        /// The directory `--format conformance` writes its `checks.json` files into.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
     },
     /// Join the JSON reports of sharded runs into one (printed as JSON).
     Merge {
@@ -151,15 +154,17 @@ pub struct RunOpts {
     /// Spec revision whose rule levels score the run.
     #[arg(long, value_name = "REV")]
     pub spec: Option<String>,
-    /// text, json, junit, markdown or html.
+    /// text, json, junit, markdown, html or conformance (the official conformance suite's
+    /// `<server>/server-<scenario>/checks.json` layout, written to an `--output DIR`).
     #[arg(long, default_value = "text", value_parser = format_arg)]
     pub format: Format,
     /// Text output shows only the endings where servers of the same shape disagree.
     #[arg(long)]
     pub pruned: bool,
     /// Also write the report to this file (format from its extension: .json .xml .md .html
-    /// .txt); repeatable.
-    #[arg(long = "output", value_name = "FILE")]
+    /// .txt; with `--format conformance`, a path without one is the layout's directory);
+    /// repeatable.
+    #[arg(long = "output", value_name = "FILE|DIR")]
     pub outputs: Vec<PathBuf>,
     /// Only cases whose index modulo M is K (`K/M`, 1-based K): a shard of a large matrix.
     #[arg(long, value_name = "K/M")]

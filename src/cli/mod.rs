@@ -7,6 +7,7 @@ mod run;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::SystemTime;
 
 use clap::Parser;
 
@@ -16,7 +17,7 @@ use crate::error::Error;
 use crate::exit_codes;
 use crate::harness::locate;
 use crate::model::Report;
-use crate::render::{self, badge, diff, merge};
+use crate::render::{self, badge, conformance, diff, merge};
 use crate::rules::Catalogue;
 use args::{Cli, Cmd, ReportCmd};
 
@@ -115,9 +116,17 @@ fn report(action: ReportCmd) -> Result<ExitCode, Error> {
             from,
             format,
             pruned,
+            out,
         } => {
             let r = load_report(&from)?;
-            if pruned {
+            if format == render::Format::Conformance {
+                let dir =
+                    out.ok_or_else(|| Error::Usage("--format conformance needs --out DIR".into()))?;
+                // A saved report has no wall clock: its file's time is when it was made.
+                let made = std::fs::metadata(&from).and_then(|m| m.modified());
+                write_conformance(&r, &dir, made.unwrap_or_else(|_| SystemTime::now()))?;
+                print!("{}", render::render(&r, format));
+            } else if pruned {
                 print!("{}", diff::render_pruned(&r));
             } else {
                 print!("{}", render::render(&r, format));
@@ -153,6 +162,19 @@ fn report(action: ReportCmd) -> Result<ExitCode, Error> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the official conformance suite's layout under `dir` (created if missing), every
+/// check stamped with `made`.
+fn write_conformance(report: &Report, dir: &Path, made: SystemTime) -> Result<(), Error> {
+    let stamp = conformance::iso8601(made);
+    for (rel, text) in conformance::files(report, &stamp) {
+        let path = dir.join(rel);
+        let parent = path.parent().unwrap_or(dir);
+        std::fs::create_dir_all(parent).map_err(Error::io(parent))?;
+        std::fs::write(&path, text).map_err(Error::io(&path))?;
+    }
+    Ok(())
 }
 
 fn rules(spec: Option<&str>) -> Result<ExitCode, Error> {

@@ -191,11 +191,7 @@ pub fn plan(
         repeat: opts.repeat as usize,
         format: opts.format,
         pruned: opts.pruned,
-        outputs: opts
-            .outputs
-            .iter()
-            .map(|p| (p.clone(), Format::for_path(p)))
-            .collect(),
+        outputs: outputs(opts)?,
         baseline: if opts.no_baseline {
             None
         } else {
@@ -207,6 +203,30 @@ pub fn plan(
             FailOn::Must => Status::Failure,
         },
     })
+}
+
+/// Each `--output` with its format, from its extension; an output without a known extension
+/// is the conformance layout's directory when the run's format is `conformance` (which
+/// needs one).
+fn outputs(opts: &RunOpts) -> Result<Vec<(PathBuf, Format)>, Error> {
+    let outputs: Vec<(PathBuf, Format)> = opts
+        .outputs
+        .iter()
+        .map(|p| {
+            let f = match Format::by_extension(p) {
+                Some(f) => f,
+                None if opts.format == Format::Conformance => Format::Conformance,
+                None => Format::Text,
+            };
+            (p.clone(), f)
+        })
+        .collect();
+    if opts.format == Format::Conformance && !outputs.iter().any(|o| o.1 == Format::Conformance) {
+        return Err(Error::Usage(
+            "--format conformance needs --output DIR (the directory of checks.json files)".into(),
+        ));
+    }
+    Ok(outputs)
 }
 
 #[cfg(test)]
@@ -322,6 +342,23 @@ mod tests {
         assert_eq!(p.outputs[0].1, Format::Junit);
         assert_eq!(p.outputs[1].1, Format::Json);
         assert_eq!(p.baseline, None);
+        let p = run(&[
+            "--format",
+            "conformance",
+            "--output",
+            "out",
+            "--output",
+            "r.json",
+        ]);
+        let p = p.unwrap();
+        assert_eq!(p.outputs[0].1, Format::Conformance);
+        assert_eq!(p.outputs[1].1, Format::Json);
+        assert_eq!(
+            run(&["--output", "out"]).unwrap().outputs[0].1,
+            Format::Text
+        );
+        let e = run(&["--format", "conformance", "--output", "r.json"]).unwrap_err();
+        assert!(e.to_string().contains("needs --output DIR"), "{e}");
         assert_eq!(
             run(&["--fail-on", "must"]).unwrap().fail_threshold,
             Status::Failure

@@ -40,6 +40,10 @@ fn write_outputs(plan: &RunPlan, report: &Report) -> Result<(), Error> {
         print!("{}", render::render(report, plan.format));
     }
     for (path, format) in &plan.outputs {
+        if *format == Format::Conformance {
+            super::write_conformance(report, path, std::time::SystemTime::now())?;
+            continue;
+        }
         std::fs::write(path, render::render(report, *format)).map_err(Error::io(path))?;
     }
     if let Some(path) = &plan.write_baseline {

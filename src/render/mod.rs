@@ -6,9 +6,11 @@
 //! - [`text`]: the terminal matrix; [`junit`]: JUnit XML; [`markdown`]: a PR comment or job
 //!   summary; [`html`]: one self-contained page with timelines; [`badge`]: per-server badges;
 //! - [`merge`]: joins shards; [`diff`]: what changed between two reports, and the pruned view;
+//! - [`conformance`]: the official MCP conformance suite's `checks.json` layout (a directory);
 //! - [`present`]: the wording every format shares.
 
 pub mod badge;
+pub mod conformance;
 pub mod diff;
 pub mod hosts;
 pub mod html;
@@ -33,6 +35,10 @@ pub enum Format {
     Markdown,
     /// One self-contained HTML page.
     Html,
+    /// The official MCP conformance suite's layout, `<server>/server-<scenario>/checks.json`
+    /// under a directory (`run --output DIR`, `report render --out DIR`); printed, the list
+    /// of those files and their statuses.
+    Conformance,
 }
 
 impl Format {
@@ -42,6 +48,7 @@ impl Format {
         Format::Junit,
         Format::Markdown,
         Format::Html,
+        Format::Conformance,
     ];
 
     /// The name on the command line.
@@ -52,6 +59,7 @@ impl Format {
             Format::Junit => "junit",
             Format::Markdown => "markdown",
             Format::Html => "html",
+            Format::Conformance => "conformance",
         }
     }
 
@@ -63,17 +71,24 @@ impl Format {
             Format::Junit => "xml",
             Format::Markdown => "md",
             Format::Html => "html",
+            // A directory: no file extension asks for it.
+            Format::Conformance => "",
         }
     }
 
-    /// The format a file name asks for, by its extension (text when unknown).
+    /// The format a file name asks for, by its extension (text when unknown; never the
+    /// directory-shaped conformance layout).
     pub fn for_path(path: &std::path::Path) -> Format {
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        Format::by_extension(path).unwrap_or(Format::Text)
+    }
+
+    /// The format whose extension the file name has, if any.
+    pub fn by_extension(path: &std::path::Path) -> Option<Format> {
+        let ext = path.extension().and_then(|e| e.to_str())?;
         Format::ALL
             .iter()
             .copied()
-            .find(|f| f.extension() == ext)
-            .unwrap_or(Format::Text)
+            .find(|f| !f.extension().is_empty() && f.extension() == ext)
     }
 }
 
@@ -96,6 +111,7 @@ pub fn render(report: &Report, format: Format) -> String {
         Format::Junit => junit::render(report),
         Format::Markdown => markdown::render(report),
         Format::Html => html::render(report),
+        Format::Conformance => conformance::index(report),
     };
     if !out.ends_with('\n') {
         out.push('\n');

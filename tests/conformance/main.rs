@@ -8,6 +8,7 @@ mod client_ladders;
 mod hostile;
 mod hosts;
 mod interrupt;
+mod packaging;
 mod repeat;
 mod reports;
 mod robust;
