@@ -15,9 +15,14 @@ for s in plain timer fixed stubborn; do ref+=(--manifest "conformance/servers/no
 for p in close close:typescript close:python close:go close:rust close:java close:csharp; do ref+=(--scenario "$p"); done
 "$bin" run --no-baseline --format json "${ref[@]}" >"$out/profiles.json" || true
 hosts=()
-for s in node-1.30.0-plain node-1.30.0-timer node-1.30.0-stubborn python-mcp-1.30.0-plain \
-    published-server-filesystem-2026.8.31 published-server-memory-2026.8.31 \
-    published-mcp-server-time-2026.10.19 published-mcp-server-fetch-2026.10.24; do
+# The reference shapes, every SDK's background-work and fixed shapes, the published servers.
+for s in node-1.30.0-plain node-1.30.0-stubborn \
+    node-1.30.0-{timer,fixed} node-server-2.4.0-{timer,fixed} fastmcp-ts-4.20.16-{timer,fixed} \
+    python-mcp-2.3.0-{plain,thread,fixed} fastmcp-py-4.2.3-{thread,fixed} \
+    java-sdk-2.1.0-{executor,fixed} kotlin-sdk-0.16.0-{ticker,fixed} \
+    go-sdk-1.8.0-{lingering,fixed} rust-rmcp-3.11.0-{lingering,fixed} \
+    published-server-{everything,filesystem,memory,sequential-thinking}-2026.8.31 \
+    published-mcp-server-{time,git}-2026.10.19 published-mcp-server-fetch-2026.10.24; do
   hosts+=(--manifest "conformance/servers/$s.toml")
 done
 "$bin" run --no-baseline --hosts --format markdown "${hosts[@]}" >"$out/hosts.md" || true

@@ -44,7 +44,7 @@ def main():
     # The host view as the markdown renderer writes it (one section of its report).
     a = hosts_md.index("### Under each host")
     host_view = hosts_md[a:].split("\n### ")[0].split("\n<details>")[0].strip()
-    host_view = host_view.replace("### Under each host", "### Under each host (the servers people install, and the reference shapes)")
+    host_view = host_view.replace("### Under each host", "### Under each host (the reference shapes, every SDK's background-work and fixed shapes, the published servers)")
     info = matrix.get("servers", {})
     scen = [s for s in ORDER if any(r["scenario"] == s for r in matrix["results"])]
 

@@ -246,4 +246,107 @@ mod tests {
         .to_string();
         assert!(e.contains("profiles.toml:4") && e.contains("wave"), "{e}");
     }
+
+    /// `(action, target, wait_ms)` of each step, for pinning.
+    fn steps_of(p: &Profiles, id: &str) -> Vec<(ProfileAction, Target, u64)> {
+        let prof = p
+            .get(&ProfileId::try_from(id.to_string()).unwrap())
+            .unwrap();
+        let steps = match &prof.alias_of {
+            Some(a) => &p.get(a).unwrap().steps,
+            None => &prof.steps,
+        };
+        steps.iter().map(|s| (s.action, s.to, s.wait_ms)).collect()
+    }
+
+    /// Every host profile's ladder, plumbing and source, pinned to the constants its source
+    /// gives (see each profile's `source`/`observed` in profiles.toml). A change to a host's
+    /// behaviour must change this test with the citation.
+    #[test]
+    fn host_ladders_are_pinned_to_their_sources() {
+        use ProfileAction::*;
+        use Target::{Group, Process, Tree};
+        let p = Profiles::bundled();
+        let pinned: &[(&str, &[(ProfileAction, Target, u64)])] = &[
+            // mcpStdioStateHandler.ts GRACE_TIME_MS = 10_000; terminateProcess.sh kill -9 tree.
+            (
+                "vscode",
+                &[
+                    (CloseStdin, Process, 10_000),
+                    (Sigterm, Process, 10_000),
+                    (Sigkill, Tree, 2_000),
+                ],
+            ),
+            // stdio_server_launcher.rs: killpg SIGTERM, PROCESS_GROUP_TERM_GRACE_PERIOD 2 s, killpg SIGKILL.
+            (
+                "codex",
+                &[
+                    (Sigterm, Group, 0),
+                    (CloseStdin, Process, 2_000),
+                    (Sigkill, Group, 2_000),
+                ],
+            ),
+            // util::process::Child::kill: kill_descendant_tree + killpg SIGKILL, synchronously in Drop.
+            ("zed", &[(Sigkill, Tree, 0), (CloseStdin, Process, 2_000)]),
+            // smol Child, kill_on_drop: SIGKILL to the direct child.
+            (
+                "zed-legacy",
+                &[(Sigkill, Process, 0), (CloseStdin, Process, 2_000)],
+            ),
+            // rmcp 0.16 graceful_shutdown: close, MAX_WAIT_ON_DROP_SECS = 3, child.kill().
+            (
+                "goose",
+                &[(CloseStdin, Process, 3_000), (Sigkill, Process, 2_000)],
+            ),
+            // typescript-sdk 1.23.0 close(): abortController.abort() = SIGTERM, nothing else.
+            ("ts-legacy", &[(Sigterm, Process, 5_000)]),
+            // MCPConnection.ts: the SDK 1.29.0 ladder (stdin end, 2 s, SIGTERM, 2 s, SIGKILL).
+            (
+                "continue",
+                &[
+                    (CloseStdin, Process, 2_000),
+                    (Sigterm, Process, 2_000),
+                    (Sigkill, Process, 2_000),
+                ],
+            ),
+            // anthropics/claude-code #40207, #31646: SIGINT to the direct child.
+            ("claude-code", &[(Sigint, Process, 5_000)]),
+            // #16744: SIGKILL without closing stdin.
+            ("claude-code-legacy", &[(Sigkill, Process, 2_000)]),
+            // posit-dev/mcptools #19: closes the pipes, sends nothing.
+            ("claude-desktop", &[(ClosePipes, Process, 5_000)]),
+        ];
+        for (id, steps) in pinned {
+            assert_eq!(&steps_of(&p, id), steps, "{id}");
+        }
+        let hosts: Vec<&str> = p.hosts().map(|h| h.id.as_str()).collect();
+        assert_eq!(hosts.len(), pinned.len(), "every host pinned: {hosts:?}");
+        for h in p.hosts() {
+            match h.basis {
+                ProfileBasis::Source => assert!(h.source.is_some(), "{}: no source", h.id),
+                _ => assert!(!h.observed.is_empty(), "{}: no observation cited", h.id),
+            }
+        }
+        let plumbing = |id: &str| {
+            p.get(&ProfileId::try_from(id.to_string()).unwrap())
+                .unwrap()
+                .plumbing
+        };
+        assert_eq!(
+            plumbing("vscode").stdio,
+            crate::model::StdioKind::Socketpair
+        );
+        assert_eq!(plumbing("codex").group, crate::model::GroupKind::Own);
+        assert_eq!(plumbing("zed").group, crate::model::GroupKind::Session);
+        assert_eq!(plumbing("zed").via, crate::model::Via::Shell);
+        assert_eq!(plumbing("goose").group, crate::model::GroupKind::Own);
+        for walks_away in ["ts-legacy", "claude-code", "claude-desktop"] {
+            assert!(
+                p.get(&ProfileId::try_from(walks_away.to_string()).unwrap())
+                    .unwrap()
+                    .abandons,
+                "{walks_away}"
+            );
+        }
+    }
 }
