@@ -247,8 +247,10 @@ mod tests {
         assert!(e.contains("profiles.toml:4") && e.contains("wave"), "{e}");
     }
 
-    /// `(action, target, wait_ms)` of each step, for pinning.
-    fn steps_of(p: &Profiles, id: &str) -> Vec<(ProfileAction, Target, u64)> {
+    /// `(action, target, wait_ms)` of one step, for pinning.
+    type Pin = (ProfileAction, Target, u64);
+
+    fn steps_of(p: &Profiles, id: &str) -> Vec<Pin> {
         let prof = p
             .get(&ProfileId::try_from(id.to_string()).unwrap())
             .unwrap();
@@ -267,7 +269,7 @@ mod tests {
         use ProfileAction::*;
         use Target::{Group, Process, Tree};
         let p = Profiles::bundled();
-        let pinned: &[(&str, &[(ProfileAction, Target, u64)])] = &[
+        let pinned: &[(&str, &[Pin])] = &[
             // mcpStdioStateHandler.ts GRACE_TIME_MS = 10_000; terminateProcess.sh kill -9 tree.
             (
                 "vscode",
