@@ -421,286 +421,25 @@ pub fn parse(path: &Path, text: &str) -> Result<Kit, KitError> {
         let msg = if msg.is_empty() { "invalid TOML" } else { msg };
         cx.err(e.span(), msg.to_string())
     })?;
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-
-    let id = raw.id.get_ref();
-    if !super::arg::valid_line(id) {
-        return Err(cx.err(
-            Some(raw.id.span()),
-            format!(
-                "field `id`: {id:?} is not a valid SDK line id (lowercase letters, digits and '-')"
-            ),
-        ));
-    }
-    if let Some(dirname) = dir.file_name().and_then(|n| n.to_str()) {
-        if dirname != id {
-            return Err(cx.err(
-                Some(raw.id.span()),
-                format!("field `id`: {id:?} must equal the kit's directory name {dirname:?}"),
-            ));
-        }
-    }
-    if raw.package.get_ref().trim().is_empty() {
-        return Err(cx.err(
-            Some(raw.package.span()),
-            "field `package`: must not be empty".into(),
-        ));
-    }
-    if raw.ecosystem == Ecosystem::Maven && !raw.package.get_ref().contains(':') {
-        return Err(cx.err(
-            Some(raw.package.span()),
-            "field `package`: a Maven package is `group:artifact`".into(),
-        ));
-    }
-
-    // Every variable any table declares; a variable used where it is not defined is an
-    // error at instantiation (naming it), not here.
-    let mut known: BTreeSet<String> = raw.vars.keys().cloned().collect();
-    known.extend(raw.release.vars.keys().cloned());
-    if let Some(l) = &raw.local {
-        known.extend(l.vars.keys().cloned());
-    }
-    for v in &raw.variant {
-        known.extend(v.vars.keys().cloned());
-    }
-    let check_map = |field: &str, m: &BTreeMap<String, Spanned<String>>| -> Result<(), KitError> {
-        for (k, v) in m {
-            cx.names_known(&format!("{field}.{k}"), v.span(), v.get_ref(), &known)?;
-        }
-        Ok(())
-    };
-    check_map("vars", &raw.vars)?;
-    check_map("env", &raw.env)?;
-    check_map("launch_env", &raw.launch_env)?;
-    check_map("release.vars", &raw.release.vars)?;
-
-    let mut bootstrap = Vec::new();
-    for (i, b) in raw.bootstrap.into_iter().enumerate() {
-        cx.names_known(
-            &format!("bootstrap[{i}].creates"),
-            b.creates.span(),
-            b.creates.get_ref(),
-            &known,
-        )?;
-        let steps = cx.steps_known(&format!("bootstrap[{i}].steps"), &Some(b.steps), &known)?;
-        bootstrap.push(Bootstrap {
-            name: b.name,
-            creates: b.creates.into_inner(),
-            steps,
-        });
-    }
-
-    let release = Recipe {
-        lock: cx.steps_known("release.lock", &raw.release.lock, &known)?,
-        install: cx.steps_known("release.install", &raw.release.install, &known)?,
-        lockfile: raw.release.lockfile,
-        lock_inputs: raw.release.lock_inputs.unwrap_or_default(),
-        install_inputs: raw.release.install_inputs.unwrap_or_default(),
-        outputs: raw.release.outputs.unwrap_or_default(),
-        vars: plain(raw.release.vars),
-    };
-    if release.install.is_empty() {
-        return Err(cx.err(
-            None,
-            "field `release.install`: at least one step is needed".into(),
-        ));
-    }
-    if !release.lock.is_empty() && release.lockfile.is_none() {
-        return Err(cx.err(
-            raw.release.lock.as_ref().map(|l| l.span()),
-            "field `release.lockfile`: `release.lock` writes a lockfile; name it".into(),
-        ));
-    }
-
+    let dir = kit_dir(path);
+    // This order decides which error a file with several is reported with: keep it.
+    cx.header(&raw, &dir)?;
+    let known = declared_vars(&raw);
+    cx.map_known("vars", &raw.vars, &known)?;
+    cx.map_known("env", &raw.env, &known)?;
+    cx.map_known("launch_env", &raw.launch_env, &known)?;
+    cx.map_known("release.vars", &raw.release.vars, &known)?;
+    let bootstrap = cx.bootstrap(raw.bootstrap, &known)?;
+    let release = cx.release(raw.release, &known)?;
     let local = match raw.local {
         None => None,
-        Some(l) => {
-            check_map("local.vars", &l.vars)?;
-            if let Some(a) = &l.artifact {
-                if a.get_ref().matches('*').count() > 1 || a.get_ref().contains('/') {
-                    return Err(cx.err(
-                        Some(a.span()),
-                        "field `local.artifact`: a file name with at most one `*`".into(),
-                    ));
-                }
-            }
-            let command = |field: &str, c: &Option<Spanned<Step>>| match c {
-                Some(v) if v.get_ref().is_empty() => Err(cx.err(
-                    Some(v.span()),
-                    format!("field `local.{field}`: a command needs at least a program"),
-                )),
-                Some(v) => Ok(Some(v.get_ref().clone())),
-                None => Ok(None),
-            };
-            let version = command("version", &l.version)?;
-            let date = command("date", &l.date)?;
-            Some(LocalRecipe {
-                exclude: l.exclude,
-                build: cx.steps_known("local.build", &l.build, &known)?,
-                artifact: l.artifact.map(Spanned::into_inner),
-                version,
-                date,
-                recipe: Recipe {
-                    lock: match &l.lock {
-                        Some(_) => cx.steps_known("local.lock", &l.lock, &known)?,
-                        None => release.lock.clone(),
-                    },
-                    install: match &l.install {
-                        Some(_) => cx.steps_known("local.install", &l.install, &known)?,
-                        None => release.install.clone(),
-                    },
-                    lockfile: l.lockfile.or_else(|| release.lockfile.clone()),
-                    lock_inputs: l.lock_inputs.unwrap_or_else(|| release.lock_inputs.clone()),
-                    install_inputs: l
-                        .install_inputs
-                        .unwrap_or_else(|| release.install_inputs.clone()),
-                    outputs: l.outputs.unwrap_or_else(|| release.outputs.clone()),
-                    vars: plain(l.vars),
-                },
-            })
-        }
+        Some(l) => Some(cx.local(l, &release, &known)?),
     };
-
-    let exclusive = match raw.exclusive {
-        Some(x) if !super::arg::valid_line(x.get_ref()) => {
-            return Err(cx.err(
-                Some(x.span()),
-                format!(
-                    "field `exclusive`: {:?} is not a lock name (lowercase letters, digits, '-')",
-                    x.get_ref()
-                ),
-            ))
-        }
-        x => x.map(Spanned::into_inner),
-    };
-    let raw_shapes = raw.shapes;
-    if raw_shapes.is_empty() {
-        return Err(cx.err(None, "field `shapes`: at least one shape is needed".into()));
-    }
-    let mut shapes = Vec::new();
-    for (name, s) in raw_shapes {
-        if !super::arg::valid_line(&name) {
-            return Err(cx.err(
-                Some(s.command.span()),
-                format!("field `shapes.{name}`: not a valid shape name (lowercase letters, digits, '-')"),
-            ));
-        }
-        let field = format!("shapes.{name}");
-        if s.command.get_ref().trim().is_empty() {
-            return Err(cx.err(
-                Some(s.command.span()),
-                format!("field `{field}.command`: must not be empty"),
-            ));
-        }
-        cx.names_known(
-            &format!("{field}.command"),
-            s.command.span(),
-            s.command.get_ref(),
-            &known,
-        )?;
-        for a in &s.args {
-            cx.names_known(&format!("{field}.args"), a.span(), a.get_ref(), &known)?;
-        }
-        check_map(&format!("{field}.env"), &s.env)?;
-        for (what, val) in [("eof", &s.expect.eof), ("sigterm", &s.expect.sigterm)] {
-            let allowed: &[&str] = if what == "eof" {
-                &["exit", "survive"]
-            } else {
-                &["exit", "ignore"]
-            };
-            if let Some(v) = val {
-                if !allowed.contains(&v.as_str()) {
-                    return Err(cx.err(
-                        Some(s.command.span()),
-                        format!("field `{field}.expect.{what}`: {v:?} is not one of {allowed:?}"),
-                    ));
-                }
-            }
-        }
-        shapes.push(Shape {
-            name: name.clone(),
-            description: s.description,
-            command: s.command.into_inner(),
-            args: s.args.into_iter().map(Spanned::into_inner).collect(),
-            env: plain(s.env),
-            inflight: s.inflight.map(|i| {
-                let params = i
-                    .params
-                    .and_then(|p| serde_json::to_value(p).ok())
-                    .unwrap_or(serde_json::Value::Null);
-                (i.method, params)
-            }),
-            expect: s.expect,
-        });
-    }
-    let shape_names: BTreeSet<&str> = shapes.iter().map(|s| s.name.as_str()).collect();
-
+    let exclusive = cx.exclusive(raw.exclusive)?;
+    let shapes = cx.shapes(raw.shapes, &known)?;
     let files = cx.files("files", &dir, raw.files)?;
-    let mut variants = Vec::new();
-    let mut seen = BTreeSet::new();
-    for (i, v) in raw.variant.into_iter().enumerate() {
-        let field = format!("variant[{i}]");
-        if !seen.insert(v.name.get_ref().clone()) {
-            return Err(cx.err(
-                Some(v.name.span()),
-                format!(
-                    "field `{field}.name`: variant {:?} is defined twice",
-                    v.name.get_ref()
-                ),
-            ));
-        }
-        let versions = cx.req(&format!("{field}.versions"), &v.versions)?;
-        check_map(&format!("{field}.vars"), &v.vars)?;
-        let shapes_sub = match v.shapes {
-            None => Vec::new(),
-            Some(s) => {
-                if let Some(bad) = s
-                    .get_ref()
-                    .iter()
-                    .find(|n| !shape_names.contains(n.as_str()))
-                {
-                    return Err(cx.err(
-                        Some(s.span()),
-                        format!("field `{field}.shapes`: no shape named {bad:?}"),
-                    ));
-                }
-                s.into_inner()
-            }
-        };
-        variants.push(Variant {
-            name: v.name.into_inner(),
-            versions,
-            files: cx.files(&format!("{field}.files"), &dir, v.files)?,
-            vars: plain(v.vars),
-            shapes: shapes_sub,
-            note: v.note,
-        });
-    }
-    if variants.is_empty() {
-        return Err(cx.err(
-            None,
-            "field `variant`: at least one [[variant]] is needed".into(),
-        ));
-    }
-    let mut untestable = Vec::new();
-    for (i, u) in raw.untestable.into_iter().enumerate() {
-        let versions = cx.req(&format!("untestable[{i}].versions"), &u.versions)?;
-        if u.reason.get_ref().trim().is_empty() {
-            return Err(cx.err(
-                Some(u.reason.span()),
-                format!("field `untestable[{i}].reason`: say why"),
-            ));
-        }
-        untestable.push(Untestable {
-            versions,
-            reason: u.reason.into_inner(),
-        });
-    }
-
+    let variants = cx.variants(raw.variant, &dir, &shapes, &known)?;
+    let untestable = cx.untestable(raw.untestable)?;
     Ok(Kit {
         id: raw.id.into_inner(),
         name: raw.name,
@@ -724,6 +463,365 @@ pub fn parse(path: &Path, text: &str) -> Result<Kit, KitError> {
         untestable,
         shapes,
     })
+}
+
+/// The kit's directory, absolute: templates are relative to it and its name is the id.
+fn kit_dir(path: &Path) -> PathBuf {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf())
+}
+
+/// Every variable any table declares; a variable used where it is not defined is an error
+/// at instantiation (naming it), not here.
+fn declared_vars(raw: &RawKit) -> BTreeSet<String> {
+    let mut known: BTreeSet<String> = raw.vars.keys().cloned().collect();
+    known.extend(raw.release.vars.keys().cloned());
+    if let Some(l) = &raw.local {
+        known.extend(l.vars.keys().cloned());
+    }
+    for v in &raw.variant {
+        known.extend(v.vars.keys().cloned());
+    }
+    known
+}
+
+/// A `local.version` or `local.date` command: absent, or a non-empty argv.
+fn local_command(
+    cx: &Ctx,
+    field: &str,
+    c: &Option<Spanned<Step>>,
+) -> Result<Option<Step>, KitError> {
+    match c {
+        Some(v) if v.get_ref().is_empty() => Err(cx.err(
+            Some(v.span()),
+            format!("field `local.{field}`: a command needs at least a program"),
+        )),
+        Some(v) => Ok(Some(v.get_ref().clone())),
+        None => Ok(None),
+    }
+}
+
+/// A shape's `expect` may name only outcomes a run can observe and compare against.
+fn check_expect(cx: &Ctx, field: &str, s: &RawShape) -> Result<(), KitError> {
+    for (what, val) in [("eof", &s.expect.eof), ("sigterm", &s.expect.sigterm)] {
+        let allowed: &[&str] = if what == "eof" {
+            &["exit", "survive"]
+        } else {
+            &["exit", "ignore"]
+        };
+        if let Some(v) = val {
+            if !allowed.contains(&v.as_str()) {
+                return Err(cx.err(
+                    Some(s.command.span()),
+                    format!("field `{field}.expect.{what}`: {v:?} is not one of {allowed:?}"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+// Each section of the file is checked and converted by its own method, so that `parse`
+// reads as the list of sections.
+impl Ctx<'_> {
+    /// `id` and `package`: the fields that name the line.
+    fn header(&self, raw: &RawKit, dir: &Path) -> Result<(), KitError> {
+        let id = raw.id.get_ref();
+        if !super::arg::valid_line(id) {
+            return Err(self.err(
+                Some(raw.id.span()),
+                format!(
+                    "field `id`: {id:?} is not a valid SDK line id (lowercase letters, digits and '-')"
+                ),
+            ));
+        }
+        if let Some(dirname) = dir.file_name().and_then(|n| n.to_str()) {
+            if dirname != id {
+                return Err(self.err(
+                    Some(raw.id.span()),
+                    format!("field `id`: {id:?} must equal the kit's directory name {dirname:?}"),
+                ));
+            }
+        }
+        if raw.package.get_ref().trim().is_empty() {
+            return Err(self.err(
+                Some(raw.package.span()),
+                "field `package`: must not be empty".into(),
+            ));
+        }
+        if raw.ecosystem == Ecosystem::Maven && !raw.package.get_ref().contains(':') {
+            return Err(self.err(
+                Some(raw.package.span()),
+                "field `package`: a Maven package is `group:artifact`".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Every value of a table of templates uses only known names.
+    fn map_known(
+        &self,
+        field: &str,
+        m: &BTreeMap<String, Spanned<String>>,
+        known: &BTreeSet<String>,
+    ) -> Result<(), KitError> {
+        for (k, v) in m {
+            self.names_known(&format!("{field}.{k}"), v.span(), v.get_ref(), known)?;
+        }
+        Ok(())
+    }
+
+    fn bootstrap(
+        &self,
+        raw: Vec<RawBootstrap>,
+        known: &BTreeSet<String>,
+    ) -> Result<Vec<Bootstrap>, KitError> {
+        let mut bootstrap = Vec::new();
+        for (i, b) in raw.into_iter().enumerate() {
+            self.names_known(
+                &format!("bootstrap[{i}].creates"),
+                b.creates.span(),
+                b.creates.get_ref(),
+                known,
+            )?;
+            let steps =
+                self.steps_known(&format!("bootstrap[{i}].steps"), &Some(b.steps), known)?;
+            bootstrap.push(Bootstrap {
+                name: b.name,
+                creates: b.creates.into_inner(),
+                steps,
+            });
+        }
+        Ok(bootstrap)
+    }
+
+    fn release(&self, raw: RawRecipe, known: &BTreeSet<String>) -> Result<Recipe, KitError> {
+        let release = Recipe {
+            lock: self.steps_known("release.lock", &raw.lock, known)?,
+            install: self.steps_known("release.install", &raw.install, known)?,
+            lockfile: raw.lockfile,
+            lock_inputs: raw.lock_inputs.unwrap_or_default(),
+            install_inputs: raw.install_inputs.unwrap_or_default(),
+            outputs: raw.outputs.unwrap_or_default(),
+            vars: plain(raw.vars),
+        };
+        if release.install.is_empty() {
+            return Err(self.err(
+                None,
+                "field `release.install`: at least one step is needed".into(),
+            ));
+        }
+        if !release.lock.is_empty() && release.lockfile.is_none() {
+            return Err(self.err(
+                raw.lock.as_ref().map(|l| l.span()),
+                "field `release.lockfile`: `release.lock` writes a lockfile; name it".into(),
+            ));
+        }
+        Ok(release)
+    }
+
+    /// `[local]`, whose unset recipe parts are the release's.
+    fn local(
+        &self,
+        l: RawLocal,
+        release: &Recipe,
+        known: &BTreeSet<String>,
+    ) -> Result<LocalRecipe, KitError> {
+        self.map_known("local.vars", &l.vars, known)?;
+        if let Some(a) = &l.artifact {
+            if a.get_ref().matches('*').count() > 1 || a.get_ref().contains('/') {
+                return Err(self.err(
+                    Some(a.span()),
+                    "field `local.artifact`: a file name with at most one `*`".into(),
+                ));
+            }
+        }
+        let version = local_command(self, "version", &l.version)?;
+        let date = local_command(self, "date", &l.date)?;
+        Ok(LocalRecipe {
+            exclude: l.exclude,
+            build: self.steps_known("local.build", &l.build, known)?,
+            artifact: l.artifact.map(Spanned::into_inner),
+            version,
+            date,
+            recipe: Recipe {
+                lock: match &l.lock {
+                    Some(_) => self.steps_known("local.lock", &l.lock, known)?,
+                    None => release.lock.clone(),
+                },
+                install: match &l.install {
+                    Some(_) => self.steps_known("local.install", &l.install, known)?,
+                    None => release.install.clone(),
+                },
+                lockfile: l.lockfile.or_else(|| release.lockfile.clone()),
+                lock_inputs: l.lock_inputs.unwrap_or_else(|| release.lock_inputs.clone()),
+                install_inputs: l
+                    .install_inputs
+                    .unwrap_or_else(|| release.install_inputs.clone()),
+                outputs: l.outputs.unwrap_or_else(|| release.outputs.clone()),
+                vars: plain(l.vars),
+            },
+        })
+    }
+
+    fn exclusive(&self, raw: Option<Spanned<String>>) -> Result<Option<String>, KitError> {
+        match raw {
+            Some(x) if !super::arg::valid_line(x.get_ref()) => Err(self.err(
+                Some(x.span()),
+                format!(
+                    "field `exclusive`: {:?} is not a lock name (lowercase letters, digits, '-')",
+                    x.get_ref()
+                ),
+            )),
+            x => Ok(x.map(Spanned::into_inner)),
+        }
+    }
+
+    fn shapes(
+        &self,
+        raw: BTreeMap<String, RawShape>,
+        known: &BTreeSet<String>,
+    ) -> Result<Vec<Shape>, KitError> {
+        if raw.is_empty() {
+            return Err(self.err(None, "field `shapes`: at least one shape is needed".into()));
+        }
+        raw.into_iter()
+            .map(|(name, s)| self.shape(name, s, known))
+            .collect()
+    }
+
+    fn shape(
+        &self,
+        name: String,
+        s: RawShape,
+        known: &BTreeSet<String>,
+    ) -> Result<Shape, KitError> {
+        if !super::arg::valid_line(&name) {
+            return Err(self.err(
+                Some(s.command.span()),
+                format!("field `shapes.{name}`: not a valid shape name (lowercase letters, digits, '-')"),
+            ));
+        }
+        let field = format!("shapes.{name}");
+        if s.command.get_ref().trim().is_empty() {
+            return Err(self.err(
+                Some(s.command.span()),
+                format!("field `{field}.command`: must not be empty"),
+            ));
+        }
+        self.names_known(
+            &format!("{field}.command"),
+            s.command.span(),
+            s.command.get_ref(),
+            known,
+        )?;
+        for a in &s.args {
+            self.names_known(&format!("{field}.args"), a.span(), a.get_ref(), known)?;
+        }
+        self.map_known(&format!("{field}.env"), &s.env, known)?;
+        check_expect(self, &field, &s)?;
+        Ok(Shape {
+            name,
+            description: s.description,
+            command: s.command.into_inner(),
+            args: s.args.into_iter().map(Spanned::into_inner).collect(),
+            env: plain(s.env),
+            inflight: s.inflight.map(|i| {
+                let params = i
+                    .params
+                    .and_then(|p| serde_json::to_value(p).ok())
+                    .unwrap_or(serde_json::Value::Null);
+                (i.method, params)
+            }),
+            expect: s.expect,
+        })
+    }
+
+    fn variants(
+        &self,
+        raw: Vec<RawVariant>,
+        dir: &Path,
+        shapes: &[Shape],
+        known: &BTreeSet<String>,
+    ) -> Result<Vec<Variant>, KitError> {
+        let shape_names: BTreeSet<&str> = shapes.iter().map(|s| s.name.as_str()).collect();
+        let mut variants = Vec::new();
+        let mut seen = BTreeSet::new();
+        for (i, v) in raw.into_iter().enumerate() {
+            let field = format!("variant[{i}]");
+            if !seen.insert(v.name.get_ref().clone()) {
+                return Err(self.err(
+                    Some(v.name.span()),
+                    format!(
+                        "field `{field}.name`: variant {:?} is defined twice",
+                        v.name.get_ref()
+                    ),
+                ));
+            }
+            let versions = self.req(&format!("{field}.versions"), &v.versions)?;
+            self.map_known(&format!("{field}.vars"), &v.vars, known)?;
+            let shapes_sub = self.shape_subset(&field, v.shapes, &shape_names)?;
+            variants.push(Variant {
+                name: v.name.into_inner(),
+                versions,
+                files: self.files(&format!("{field}.files"), dir, v.files)?,
+                vars: plain(v.vars),
+                shapes: shapes_sub,
+                note: v.note,
+            });
+        }
+        if variants.is_empty() {
+            return Err(self.err(
+                None,
+                "field `variant`: at least one [[variant]] is needed".into(),
+            ));
+        }
+        Ok(variants)
+    }
+
+    /// A variant's `shapes`: every name must be a shape the kit defines.
+    fn shape_subset(
+        &self,
+        field: &str,
+        raw: Option<Spanned<Vec<String>>>,
+        shape_names: &BTreeSet<&str>,
+    ) -> Result<Vec<String>, KitError> {
+        let Some(s) = raw else {
+            return Ok(Vec::new());
+        };
+        if let Some(bad) = s
+            .get_ref()
+            .iter()
+            .find(|n| !shape_names.contains(n.as_str()))
+        {
+            return Err(self.err(
+                Some(s.span()),
+                format!("field `{field}.shapes`: no shape named {bad:?}"),
+            ));
+        }
+        Ok(s.into_inner())
+    }
+
+    fn untestable(&self, raw: Vec<RawUntestable>) -> Result<Vec<Untestable>, KitError> {
+        let mut untestable = Vec::new();
+        for (i, u) in raw.into_iter().enumerate() {
+            let versions = self.req(&format!("untestable[{i}].versions"), &u.versions)?;
+            if u.reason.get_ref().trim().is_empty() {
+                return Err(self.err(
+                    Some(u.reason.span()),
+                    format!("field `untestable[{i}].reason`: say why"),
+                ));
+            }
+            untestable.push(Untestable {
+                versions,
+                reason: u.reason.into_inner(),
+            });
+        }
+        Ok(untestable)
+    }
 }
 
 /// Loads one `kit.toml`.
