@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use super::date;
 use super::registry::Release;
-use super::spec::{Kit, Recipe, Step, Variant};
+use super::spec::{Kit, LocalRecipe, Recipe, Step, Variant};
 use super::template::{self, Unsupported};
 
 const STAMP: &str = ".kit-stamp";
@@ -314,84 +314,125 @@ pub fn prepare(kit: &Kit, source: &Source, cache: &Path) -> Result<Prepared, Not
         }
     }
     let base = cache.join("kits").join(&kit.id);
-    let mut vars = BTreeMap::new();
-    let set = |vars: &mut BTreeMap<String, String>, k: &str, v: String| {
-        vars.insert(k.to_string(), v);
+    let mut vars = kit_vars(kit, &cache)?;
+    bootstrap(kit, &cache, &vars)?;
+    let (place, variant, recipe, _guard) = match source {
+        Source::Release(r) => release_source(kit, r, &base, &mut vars)?,
+        Source::Local(path) => local_place(kit, path, &base, &mut vars)?,
     };
-    set(&mut vars, "line", kit.id.clone());
-    set(&mut vars, "package", kit.package.clone());
-    set(&mut vars, "cache", cache.display().to_string());
-    set(&mut vars, "kit", kit.dir.display().to_string());
-    let tmpl_err = |message: String| NotTestable::Template {
+    place_vars(&mut vars, &place, variant);
+    template::extend(&mut vars, &recipe.vars).map_err(tmpl_err(kit))?;
+    template::extend(&mut vars, &variant.vars).map_err(tmpl_err(kit))?;
+
+    let installed = install(kit, variant, &recipe, &place, &vars)?;
+    let instances = instances(kit, variant, &place, &vars)?;
+    Ok(Prepared {
+        instances,
+        installed,
+        seconds: started.elapsed().as_secs_f64(),
+        log: place.dir.join(LOG),
+        dir: place.dir,
+    })
+}
+
+/// An error in a template of the kit file itself (a `vars` value).
+fn tmpl_err(kit: &Kit) -> impl Fn(String) -> NotTestable + '_ {
+    move |message| NotTestable::Template {
         line: kit.id.clone(),
         path: kit.path.clone(),
         message,
-    };
-    // Kit-level variables may use only the names above (documented in kits/README.md).
-    template::extend(&mut vars, &kit.vars).map_err(tmpl_err)?;
-    bootstrap(kit, &cache, &vars)?;
+    }
+}
 
-    let (place, variant, recipe, _guard) = match source {
-        Source::Release(r) => {
-            let variant = choose(kit, &r.version)?;
-            let place = Place {
-                label: r.version.clone(),
-                version: Some(r.version.clone()),
-                sdk_version: r.version.clone(),
-                date: r.date.clone(),
-                dir: base.join(&r.version),
-            };
-            let guard = lock(&base.join(format!(".{}.lock", place.label)))?;
-            let cutoff = match &r.date {
-                Some(d) => date::cutoff(d, kit.cutoff_margin_minutes).map_err(|e| {
-                    NotTestable::Unsupported {
-                        line: kit.id.clone(),
-                        version: r.version.clone(),
-                        reason: format!("release date: {e}"),
-                    }
-                })?,
-                // No date from the registry (a Maven mirror): Maven, Go and Cargo pin what
-                // they pin anyway; the cutoff is the day the directory was first set up.
-                None => first_setup(&place.dir)?,
-            };
-            set(&mut vars, "date", r.date.clone().unwrap_or_default());
-            set(&mut vars, "before", cutoff);
-            (place, variant, kit.release.clone(), guard)
-        }
-        Source::Local(path) => {
-            let (place, guard) = local_source(kit, path, &base, &mut vars)?;
-            let variant = match &place.version {
-                Some(v) => choose(kit, v)?,
-                // Nothing says which version the checkout is: the newest templates.
-                None => kit.variants.last().expect("a kit has at least one variant"),
-            };
-            // Resolved as of the checkout's own date when it has one (its last commit), else
-            // as of the day it was first built here: stable either way, so a second
-            // instantiation finds its lockfile fresh.
-            let cutoff = match place
-                .date
-                .as_deref()
-                .and_then(|d| date::cutoff(d, kit.cutoff_margin_minutes).ok())
-            {
-                Some(c) => c,
-                None => first_setup(&place.dir)?,
-            };
-            set(&mut vars, "date", place.date.clone().unwrap_or_default());
-            set(&mut vars, "before", cutoff);
-            let recipe = kit
-                .local
-                .as_ref()
-                .map(|l| l.recipe.clone())
-                .unwrap_or_default();
-            (place, variant, recipe, guard)
-        }
+/// The variables every source of the line has, before any depends on the source.
+fn kit_vars(kit: &Kit, cache: &Path) -> Result<BTreeMap<String, String>, NotTestable> {
+    let mut vars = BTreeMap::new();
+    vars.insert("line".into(), kit.id.clone());
+    vars.insert("package".into(), kit.package.clone());
+    vars.insert("cache".into(), cache.display().to_string());
+    vars.insert("kit".into(), kit.dir.display().to_string());
+    // Kit-level variables may use only the names above (documented in kits/README.md).
+    template::extend(&mut vars, &kit.vars).map_err(tmpl_err(kit))?;
+    Ok(vars)
+}
+
+/// A source's place, its variant, the recipe that installs it and the lock held on it.
+type Chosen<'k> = (Place, &'k Variant, Recipe, DirLock);
+
+/// A published release: its directory is named by its version, its cutoff by its date.
+fn release_source<'k>(
+    kit: &'k Kit,
+    r: &Release,
+    base: &Path,
+    vars: &mut BTreeMap<String, String>,
+) -> Result<Chosen<'k>, NotTestable> {
+    let variant = choose(kit, &r.version)?;
+    let place = Place {
+        label: r.version.clone(),
+        version: Some(r.version.clone()),
+        sdk_version: r.version.clone(),
+        date: r.date.clone(),
+        dir: base.join(&r.version),
     };
-    set(
-        &mut vars,
-        "version",
+    let guard = lock(&base.join(format!(".{}.lock", place.label)))?;
+    let cutoff = match &r.date {
+        Some(d) => {
+            date::cutoff(d, kit.cutoff_margin_minutes).map_err(|e| NotTestable::Unsupported {
+                line: kit.id.clone(),
+                version: r.version.clone(),
+                reason: format!("release date: {e}"),
+            })?
+        }
+        // No date from the registry (a Maven mirror): Maven, Go and Cargo pin what
+        // they pin anyway; the cutoff is the day the directory was first set up.
+        None => first_setup(&place.dir)?,
+    };
+    vars.insert("date".into(), r.date.clone().unwrap_or_default());
+    vars.insert("before".into(), cutoff);
+    Ok((place, variant, kit.release.clone(), guard))
+}
+
+/// A local checkout or artifact, prepared by [`local_source`], with its variant and cutoff.
+fn local_place<'k>(
+    kit: &'k Kit,
+    path: &Path,
+    base: &Path,
+    vars: &mut BTreeMap<String, String>,
+) -> Result<Chosen<'k>, NotTestable> {
+    let (place, guard) = local_source(kit, path, base, vars)?;
+    let variant = match &place.version {
+        Some(v) => choose(kit, v)?,
+        // Nothing says which version the checkout is: the newest templates.
+        None => kit.variants.last().expect("a kit has at least one variant"),
+    };
+    // Resolved as of the checkout's own date when it has one (its last commit), else
+    // as of the day it was first built here: stable either way, so a second
+    // instantiation finds its lockfile fresh.
+    let cutoff = match place
+        .date
+        .as_deref()
+        .and_then(|d| date::cutoff(d, kit.cutoff_margin_minutes).ok())
+    {
+        Some(c) => c,
+        None => first_setup(&place.dir)?,
+    };
+    vars.insert("date".into(), place.date.clone().unwrap_or_default());
+    vars.insert("before".into(), cutoff);
+    let recipe = kit
+        .local
+        .as_ref()
+        .map(|l| l.recipe.clone())
+        .unwrap_or_default();
+    Ok((place, variant, recipe, guard))
+}
+
+/// The variables that name the place and variant, whatever the source.
+fn place_vars(vars: &mut BTreeMap<String, String>, place: &Place, variant: &Variant) {
+    vars.insert(
+        "version".into(),
         place.version.clone().unwrap_or_else(|| place.label.clone()),
     );
-    set(&mut vars, "label", place.label.clone());
+    vars.insert("label".into(), place.label.clone());
     // The label as an identifier (`3.11.0` → `3_11_0`), for names that allow no dots.
     let slug: String = place
         .label
@@ -404,21 +445,9 @@ pub fn prepare(kit: &Kit, source: &Source, cache: &Path) -> Result<Prepared, Not
             }
         })
         .collect();
-    set(&mut vars, "slug", slug);
-    set(&mut vars, "dir", place.dir.display().to_string());
-    set(&mut vars, "variant", variant.name.clone());
-    template::extend(&mut vars, &recipe.vars).map_err(tmpl_err)?;
-    template::extend(&mut vars, &variant.vars).map_err(tmpl_err)?;
-
-    let installed = install(kit, variant, &recipe, &place, &vars)?;
-    let instances = instances(kit, variant, &place, &vars)?;
-    Ok(Prepared {
-        instances,
-        installed,
-        seconds: started.elapsed().as_secs_f64(),
-        log: place.dir.join(LOG),
-        dir: place.dir,
-    })
+    vars.insert("slug".into(), slug);
+    vars.insert("dir".into(), place.dir.display().to_string());
+    vars.insert("variant".into(), variant.name.clone());
 }
 
 /// The time a directory was first set up (recorded in it), or now for a new one.
@@ -672,63 +701,11 @@ fn install(
     let dir = &place.dir;
     fs::create_dir_all(dir).map_err(io(dir))?;
     let files = render_files(kit, variant, vars)?;
-    // The templates are written every time (only where they changed): an edited shape
-    // reaches an installed directory even when nothing needs reinstalling.
-    for (rel, bytes) in &files {
-        let p = dir.join(rel);
-        if fs::read(&p).is_ok_and(|old| &old == bytes) {
-            continue;
-        }
-        if let Some(parent) = p.parent() {
-            fs::create_dir_all(parent).map_err(io(parent))?;
-        }
-        fs::write(&p, bytes).map_err(io(&p))?;
-    }
-    let files_key = |only: &[String]| {
-        let mut k = Fnv::new()
-            .add(kit.id.as_bytes())
-            .add(variant.name.as_bytes());
-        for (rel, bytes) in &files {
-            let name = rel.to_string_lossy();
-            if only.is_empty() || only.iter().any(|o| *o == name) {
-                k = k.add(rel.as_os_str().as_encoded_bytes()).add(bytes);
-            }
-        }
-        k
-    };
-    let lock_steps: Vec<Vec<String>> = recipe
-        .lock
-        .iter()
-        .map(|s| render_step(kit, s, vars, dir))
-        .collect::<Result<_, _>>()?;
-    let install_steps: Vec<Vec<String>> = recipe
-        .install
-        .iter()
-        .map(|s| render_step(kit, s, vars, dir))
-        .collect::<Result<_, _>>()?;
-    let env = env_of(kit, vars)?;
-    let mut lock_key = files_key(&recipe.lock_inputs);
-    for s in &lock_steps {
-        lock_key = lock_key.add(s.join("\u{1f}").as_bytes());
-    }
-    let lockfile = recipe.lockfile.as_ref().map(|l| dir.join(l));
-    let install_files = files_key(&recipe.install_inputs);
-    let stamp_key = || {
-        let mut k = install_files.add(lock_key.hex().as_bytes());
-        if let Some(l) = &lockfile {
-            k = k.add(&fs::read(l).unwrap_or_default());
-        }
-        for s in &install_steps {
-            k = k.add(s.join("\u{1f}").as_bytes());
-        }
-        for (name, val) in &env {
-            k = k.add(name.as_bytes()).add(val.as_bytes());
-        }
-        k.hex()
-    };
+    write_templates(dir, &files)?;
+    let plan = Plan::new(kit, variant, recipe, dir, vars, &files)?;
     let outputs_ok = || recipe.outputs.iter().all(|o| dir.join(o).exists());
     let stamp = dir.join(STAMP);
-    if fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == stamp_key()) && outputs_ok() {
+    if fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == plan.stamp_key()) && outputs_ok() {
         return Ok(false);
     }
 
@@ -737,24 +714,9 @@ fn install(
     let _shared = exclusive(kit, Path::new(&vars["cache"]))?;
     let log = dir.join(LOG);
     let label = &place.label;
-    if let Some(lf) = &lockfile {
-        let key_file = dir.join(LOCK_KEY);
-        let fresh =
-            lf.exists() && fs::read_to_string(&key_file).is_ok_and(|k| k.trim() == lock_key.hex());
-        if !fresh && !lock_steps.is_empty() {
-            lock_with_retries(kit, recipe, vars, label, dir, &env, &log, lf)?;
-            if !lf.exists() {
-                return Err(NotTestable::Incomplete {
-                    line: kit.id.clone(),
-                    version: label.clone(),
-                    what: format!("the lock steps did not write {}", lf.display()),
-                });
-            }
-            fs::write(&key_file, lock_key.hex()).map_err(io(&key_file))?;
-        }
-    }
-    for argv in &install_steps {
-        run_step(kit, label, argv, dir, &env, &log)?;
+    refresh_lock(kit, recipe, vars, label, &plan, dir, &log)?;
+    for argv in &plan.install_steps {
+        run_step(kit, label, argv, dir, &plan.env, &log)?;
     }
     if let Some(missing) = recipe.outputs.iter().find(|o| !dir.join(o).exists()) {
         return Err(NotTestable::Incomplete {
@@ -766,8 +728,136 @@ fn install(
             ),
         });
     }
-    fs::write(&stamp, stamp_key()).map_err(io(&stamp))?;
+    fs::write(&stamp, plan.stamp_key()).map_err(io(&stamp))?;
     Ok(true)
+}
+
+/// The templates are written every time (only where they changed): an edited shape
+/// reaches an installed directory even when nothing needs reinstalling.
+fn write_templates(dir: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<(), NotTestable> {
+    for (rel, bytes) in files {
+        let p = dir.join(rel);
+        if fs::read(&p).is_ok_and(|old| &old == bytes) {
+            continue;
+        }
+        if let Some(parent) = p.parent() {
+            fs::create_dir_all(parent).map_err(io(parent))?;
+        }
+        fs::write(&p, bytes).map_err(io(&p))?;
+    }
+    Ok(())
+}
+
+/// The rendered steps and environment of one installation, and the keys that say whether
+/// its lockfile and its installation are up to date.
+struct Plan {
+    lock_steps: Vec<Vec<String>>,
+    install_steps: Vec<Vec<String>>,
+    env: Vec<(String, String)>,
+    /// The lock inputs and lock steps: what the lockfile was resolved from.
+    lock_key: Fnv,
+    /// The install inputs; the stamp adds the rest.
+    install_files: Fnv,
+    lockfile: Option<PathBuf>,
+}
+
+impl Plan {
+    fn new(
+        kit: &Kit,
+        variant: &Variant,
+        recipe: &Recipe,
+        dir: &Path,
+        vars: &BTreeMap<String, String>,
+        files: &[(PathBuf, Vec<u8>)],
+    ) -> Result<Self, NotTestable> {
+        let lock_steps = render_steps(kit, &recipe.lock, vars, dir)?;
+        let install_steps = render_steps(kit, &recipe.install, vars, dir)?;
+        let env = env_of(kit, vars)?;
+        let mut lock_key = files_key(kit, variant, files, &recipe.lock_inputs);
+        for s in &lock_steps {
+            lock_key = lock_key.add(s.join("\u{1f}").as_bytes());
+        }
+        Ok(Plan {
+            lockfile: recipe.lockfile.as_ref().map(|l| dir.join(l)),
+            install_files: files_key(kit, variant, files, &recipe.install_inputs),
+            lock_steps,
+            install_steps,
+            env,
+            lock_key,
+        })
+    }
+
+    /// Reads the lockfile afresh on each call: the lock steps may just have rewritten it.
+    fn stamp_key(&self) -> String {
+        let mut k = self.install_files.add(self.lock_key.hex().as_bytes());
+        if let Some(l) = &self.lockfile {
+            k = k.add(&fs::read(l).unwrap_or_default());
+        }
+        for s in &self.install_steps {
+            k = k.add(s.join("\u{1f}").as_bytes());
+        }
+        for (name, val) in &self.env {
+            k = k.add(name.as_bytes()).add(val.as_bytes());
+        }
+        k.hex()
+    }
+}
+
+/// The hash of the rendered files named in `only` (every file when it is empty).
+fn files_key(kit: &Kit, variant: &Variant, files: &[(PathBuf, Vec<u8>)], only: &[String]) -> Fnv {
+    let mut k = Fnv::new()
+        .add(kit.id.as_bytes())
+        .add(variant.name.as_bytes());
+    for (rel, bytes) in files {
+        let name = rel.to_string_lossy();
+        if only.is_empty() || only.iter().any(|o| *o == name) {
+            k = k.add(rel.as_os_str().as_encoded_bytes()).add(bytes);
+        }
+    }
+    k
+}
+
+fn render_steps(
+    kit: &Kit,
+    steps: &[Step],
+    vars: &BTreeMap<String, String>,
+    dir: &Path,
+) -> Result<Vec<Vec<String>>, NotTestable> {
+    steps
+        .iter()
+        .map(|s| render_step(kit, s, vars, dir))
+        .collect()
+}
+
+/// Resolves the lockfile again only when it is missing or its key (the lock inputs and
+/// steps) changed: resolving is the slow, network-bound part.
+fn refresh_lock(
+    kit: &Kit,
+    recipe: &Recipe,
+    vars: &BTreeMap<String, String>,
+    label: &str,
+    plan: &Plan,
+    dir: &Path,
+    log: &Path,
+) -> Result<(), NotTestable> {
+    let Some(lf) = &plan.lockfile else {
+        return Ok(());
+    };
+    let key_file = dir.join(LOCK_KEY);
+    let fresh =
+        lf.exists() && fs::read_to_string(&key_file).is_ok_and(|k| k.trim() == plan.lock_key.hex());
+    if !fresh && !plan.lock_steps.is_empty() {
+        lock_with_retries(kit, recipe, vars, label, dir, &plan.env, log, lf)?;
+        if !lf.exists() {
+            return Err(NotTestable::Incomplete {
+                line: kit.id.clone(),
+                version: label.to_string(),
+                what: format!("the lock steps did not write {}", lf.display()),
+            });
+        }
+        fs::write(&key_file, plan.lock_key.hex()).map_err(io(&key_file))?;
+    }
+    Ok(())
 }
 
 /// Runs the lock steps; when they fail and the kit allows it, again with later cutoffs
@@ -950,119 +1040,204 @@ fn local_source(
     base: &Path,
     vars: &mut BTreeMap<String, String>,
 ) -> Result<(Place, DirLock), NotTestable> {
-    let local_err = |reason: String| NotTestable::Local {
-        line: kit.id.clone(),
-        path: path.to_path_buf(),
-        reason,
-    };
+    let local_err = local_err(kit, path);
     let Some(local) = &kit.local else {
         return Err(local_err(format!(
             "the {} kit has no [local] recipe",
             kit.id
         )));
     };
-    let path = fs::canonicalize(path).map_err(|e| local_err(format!("cannot be read: {e}")))?;
-    let is_dir = path.is_dir();
-    let hash = content_hash(&path, if is_dir { &local.exclude } else { &[] })
-        .map_err(|e| local_err(format!("cannot be read: {e}")))?;
-    let label = format!("local-{}", &hash[..8]);
-    let dir = base.join(&label);
-    let src = base.join(format!("{label}.src"));
-    let out = base.join(format!("{label}.out"));
-    let guard = lock(&base.join(format!(".{label}.lock")))?;
+    let copy = LocalCopy::new(local, path, base, &local_err)?;
+    let guard = lock(&base.join(format!(".{}.lock", copy.label)))?;
     // The user's own checkout or file: read (e.g. `git describe`), never written.
-    vars.insert("origin".into(), path.display().to_string());
-    vars.insert("label".into(), label.clone());
-    vars.insert("source".into(), src.display().to_string());
-    vars.insert("out".into(), out.display().to_string());
+    vars.insert("origin".into(), copy.origin.display().to_string());
+    vars.insert("label".into(), copy.label.clone());
+    vars.insert("source".into(), copy.src.display().to_string());
+    vars.insert("out".into(), copy.out.display().to_string());
     let env = env_of(kit, vars)?;
-    fs::create_dir_all(&dir).map_err(io(&dir))?;
-    let log = dir.join(LOG);
-    let built = out.join(".kit-built");
-    let work = if is_dir { src.clone() } else { out.clone() };
-    if !fs::read_to_string(&built).is_ok_and(|h| h.trim() == hash) {
-        let _shared = exclusive(kit, Path::new(&vars["cache"]))?;
-        // Start from a clean copy: a half-built one from an interrupted run is not reused.
-        for d in [&src, &out] {
-            if d.exists() {
-                fs::remove_dir_all(d).map_err(io(d))?;
-            }
-        }
-        fs::create_dir_all(&out).map_err(io(&out))?;
-        if is_dir {
-            copy_tree(&path, &src, &local.exclude).map_err(io(&src))?;
-            for step in &local.build {
-                let argv = render_step(kit, step, vars, &src)?;
-                run_step(kit, &label, &argv, &src, &env, &log)?;
-            }
-        } else {
-            let name = path.file_name().unwrap_or_default();
-            fs::copy(&path, out.join(name)).map_err(io(&out))?;
-        }
-        fs::write(&built, &hash).map_err(io(&built))?;
-    }
-    if let Some(pattern) = &local.artifact {
-        let pattern = if is_dir {
-            pattern.clone()
-        } else {
-            // A file given directly is the artifact, whatever its name.
-            path.file_name()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .into_owned()
-        };
-        let artifact = find_artifact(&out, &pattern).ok_or_else(|| {
-            local_err(format!(
-                "the build left no artifact matching {pattern:?} in {}",
-                out.display()
-            ))
-        })?;
+    fs::create_dir_all(&copy.dir).map_err(io(&copy.dir))?;
+    let log = copy.dir.join(LOG);
+    let run = Runner {
+        kit,
+        label: &copy.label,
+        env: &env,
+        log: &log,
+    };
+    build_local(local, &copy, vars, &run)?;
+    if let Some(artifact) = local_artifact(kit, local, &copy, &local_err)? {
         vars.insert("artifact".into(), artifact.display().to_string());
-    } else if !is_dir {
-        return Err(local_err(format!(
-            "the {} kit builds checkouts (directories) only",
-            kit.id
-        )));
     }
+    let work = if copy.is_dir { &copy.src } else { &copy.out };
     let version = match &local.version {
         None => None,
-        Some(step) => {
-            let argv = render_step(kit, step, vars, &work)?;
-            let text = run_step(kit, &label, &argv, &work, &env, &log)?;
-            text.lines()
-                .rev()
-                .map(str::trim)
-                .find(|l| !l.is_empty())
-                .map(str::to_string)
-        }
+        Some(step) => last_line(&run.run(step, vars, work)?, |l| !l.is_empty()),
     };
     let date = match &local.date {
         None => None,
-        Some(step) => {
-            let argv = render_step(kit, step, vars, &work)?;
-            let text = run_step(kit, &label, &argv, &work, &env, &log)?;
-            text.lines()
-                .rev()
-                .map(str::trim)
-                .find(|l| date::parse(l).is_ok())
-                .map(str::to_string)
-        }
+        Some(step) => last_line(&run.run(step, vars, work)?, |l| date::parse(l).is_ok()),
     };
+    let hash = &copy.hash[..8];
     let sdk_version = match &version {
         // Build metadata the version already carries (`+kit.local`) gives way to ours.
-        Some(v) => format!("{}+local.{}", v.split('+').next().unwrap_or(v), &hash[..8]),
-        None => format!("local.{}", &hash[..8]),
+        Some(v) => format!("{}+local.{hash}", v.split('+').next().unwrap_or(v)),
+        None => format!("local.{hash}"),
     };
     Ok((
         Place {
-            label,
+            label: copy.label,
             version,
             sdk_version,
             date,
-            dir,
+            dir: copy.dir,
         },
         guard,
     ))
+}
+
+/// An error about a local source, naming it as the user gave it (not canonicalised).
+fn local_err<'a>(kit: &'a Kit, path: &'a Path) -> impl Fn(String) -> NotTestable + 'a {
+    move |reason| NotTestable::Local {
+        line: kit.id.clone(),
+        path: path.to_path_buf(),
+        reason,
+    }
+}
+
+/// Where a local source is copied, built and installed: named by its content, so an
+/// edited checkout gets a directory of its own.
+struct LocalCopy {
+    /// The user's checkout or file, canonical.
+    origin: PathBuf,
+    is_dir: bool,
+    hash: String,
+    label: String,
+    dir: PathBuf,
+    /// The copy of a checkout, where the build runs.
+    src: PathBuf,
+    /// Build output, or the copy of a file given directly.
+    out: PathBuf,
+}
+
+impl LocalCopy {
+    fn new(
+        local: &LocalRecipe,
+        path: &Path,
+        base: &Path,
+        local_err: &impl Fn(String) -> NotTestable,
+    ) -> Result<Self, NotTestable> {
+        let origin =
+            fs::canonicalize(path).map_err(|e| local_err(format!("cannot be read: {e}")))?;
+        let is_dir = origin.is_dir();
+        let hash = content_hash(&origin, if is_dir { &local.exclude } else { &[] })
+            .map_err(|e| local_err(format!("cannot be read: {e}")))?;
+        let label = format!("local-{}", &hash[..8]);
+        Ok(LocalCopy {
+            dir: base.join(&label),
+            src: base.join(format!("{label}.src")),
+            out: base.join(format!("{label}.out")),
+            origin,
+            is_dir,
+            hash,
+            label,
+        })
+    }
+}
+
+/// Runs steps for one source with its environment, appending to its log.
+struct Runner<'a> {
+    kit: &'a Kit,
+    label: &'a str,
+    env: &'a [(String, String)],
+    log: &'a Path,
+}
+
+impl Runner<'_> {
+    fn run(
+        &self,
+        step: &Step,
+        vars: &BTreeMap<String, String>,
+        dir: &Path,
+    ) -> Result<String, NotTestable> {
+        let argv = render_step(self.kit, step, vars, dir)?;
+        run_step(self.kit, self.label, &argv, dir, self.env, self.log)
+    }
+}
+
+/// Copies and builds the source, unless a build of the same content is there already.
+fn build_local(
+    local: &LocalRecipe,
+    copy: &LocalCopy,
+    vars: &BTreeMap<String, String>,
+    run: &Runner,
+) -> Result<(), NotTestable> {
+    let built = copy.out.join(".kit-built");
+    if fs::read_to_string(&built).is_ok_and(|h| h.trim() == copy.hash) {
+        return Ok(());
+    }
+    let _shared = exclusive(run.kit, Path::new(&vars["cache"]))?;
+    // Start from a clean copy: a half-built one from an interrupted run is not reused.
+    for d in [&copy.src, &copy.out] {
+        if d.exists() {
+            fs::remove_dir_all(d).map_err(io(d))?;
+        }
+    }
+    fs::create_dir_all(&copy.out).map_err(io(&copy.out))?;
+    if copy.is_dir {
+        copy_tree(&copy.origin, &copy.src, &local.exclude).map_err(io(&copy.src))?;
+        for step in &local.build {
+            run.run(step, vars, &copy.src)?;
+        }
+    } else {
+        let name = copy.origin.file_name().unwrap_or_default();
+        fs::copy(&copy.origin, copy.out.join(name)).map_err(io(&copy.out))?;
+    }
+    fs::write(&built, &copy.hash).map_err(io(&built))?;
+    Ok(())
+}
+
+/// The artifact `{{artifact}}` names, when the recipe takes one; without one, only a
+/// checkout can be used (as the copy itself).
+fn local_artifact(
+    kit: &Kit,
+    local: &LocalRecipe,
+    copy: &LocalCopy,
+    local_err: &impl Fn(String) -> NotTestable,
+) -> Result<Option<PathBuf>, NotTestable> {
+    let Some(pattern) = &local.artifact else {
+        if !copy.is_dir {
+            return Err(local_err(format!(
+                "the {} kit builds checkouts (directories) only",
+                kit.id
+            )));
+        }
+        return Ok(None);
+    };
+    let pattern = if copy.is_dir {
+        pattern.clone()
+    } else {
+        // A file given directly is the artifact, whatever its name.
+        copy.origin
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned()
+    };
+    let artifact = find_artifact(&copy.out, &pattern).ok_or_else(|| {
+        local_err(format!(
+            "the build left no artifact matching {pattern:?} in {}",
+            copy.out.display()
+        ))
+    })?;
+    Ok(Some(artifact))
+}
+
+/// The last line of a command's output that `accept`s: tools print notices before it.
+fn last_line(text: &str, accept: impl Fn(&str) -> bool) -> Option<String> {
+    text.lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| accept(l))
+        .map(str::to_string)
 }
 
 #[cfg(test)]
