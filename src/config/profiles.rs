@@ -329,6 +329,12 @@ mod tests {
                 _ => assert!(!h.observed.is_empty(), "{}: no observation cited", h.id),
             }
         }
+    }
+
+    /// How each host launches its servers, and which walk away, as their sources say.
+    #[test]
+    fn host_plumbing_is_pinned_to_their_sources() {
+        let p = Profiles::bundled();
         let plumbing = |id: &str| {
             p.get(&ProfileId::try_from(id.to_string()).unwrap())
                 .unwrap()

@@ -195,35 +195,46 @@ fn reap_soon(server: &Pidfd) -> Option<ExitStatus> {
 }
 
 /// Runs the case through a stand-in client process.
-pub fn run(spec: &CaseSpec, helper: &Path, link: &Link) -> Observation {
-    let mut result = Observation::empty(&spec.server, &spec.scenario.id);
-    let (tap, stderr) = match StderrTap::open() {
-        Ok(t) => t,
-        Err(e) => {
-            result.error = Some(CaseError {
-                kind: ErrorKind::Harness,
-                message: format!("cannot make a pipe for the server's stderr: {e}"),
-            });
-            return result;
-        }
+/// The stand-in client that fits the scenario's first step, with the server's stderr tap.
+fn start_client(
+    spec: &CaseSpec,
+    helper: &Path,
+) -> Result<(StderrTap, Client, ClientMode), CaseError> {
+    let harness = |message| CaseError {
+        kind: ErrorKind::Harness,
+        message,
     };
-    let step = spec.scenario.steps.first().copied();
-    let action = step.map_or(Action::ClientExit, |s| s.action);
+    let (tap, stderr) = StderrTap::open()
+        .map_err(|e| harness(format!("cannot make a pipe for the server's stderr: {e}")))?;
+    let action = spec
+        .scenario
+        .steps
+        .first()
+        .map_or(Action::ClientExit, |s| s.action);
     let mode = match action {
         Action::ClientKill => ClientMode::Crash,
         Action::Hangup { .. } | Action::Interrupt { .. } => ClientMode::Terminal,
         _ => ClientMode::Exit,
     };
-    let mut client = match spawn(helper, stderr, mode) {
-        Ok(c) => c,
+    let client = spawn(helper, stderr, mode).map_err(|e| {
+        harness(format!(
+            "cannot start the client helper {}: {e}",
+            helper.display()
+        ))
+    })?;
+    Ok((tap, client, mode))
+}
+
+pub fn run(spec: &CaseSpec, helper: &Path, link: &Link) -> Observation {
+    let mut result = Observation::empty(&spec.server, &spec.scenario.id);
+    let (tap, mut client, mode) = match start_client(spec, helper) {
+        Ok(started) => started,
         Err(e) => {
-            result.error = Some(CaseError {
-                kind: ErrorKind::Harness,
-                message: format!("cannot start the client helper {}: {e}", helper.display()),
-            });
+            result.error = Some(e);
             return result;
         }
     };
+    let step = spec.scenario.steps.first().copied();
     // The client launches the server as soon as it has the spec: that is the start-up phase.
     link.need_cpu();
     send(&mut client.stdin, spec);
