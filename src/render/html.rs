@@ -705,7 +705,7 @@ fn steps(t: &mut Timeline, r: &JudgedCase, s: &Scale, planned: &[(f64, u64, Stri
         };
         t.text(
             lx,
-            if row % 2 == 0 { 12.0 } else { 25.0 },
+            if row.is_multiple_of(2) { 12.0 } else { 25.0 },
             11,
             color,
             anchor,

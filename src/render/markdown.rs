@@ -37,7 +37,7 @@ fn escape_inline(s: &str) -> String {
 /// Like [`escape`], but the message's balanced `code spans` stay code (outside tables only).
 pub fn escape_message(s: &str) -> String {
     let parts: Vec<&str> = s.split('`').collect();
-    if parts.len() % 2 == 0 {
+    if parts.len().is_multiple_of(2) {
         return escape(s);
     }
     let mut out = String::new();

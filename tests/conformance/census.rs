@@ -293,7 +293,7 @@ fn the_leaderboard_loads_in_headless_chromium_with_every_row() {
     );
     assert!(status.success(), "chromium --dump-dom: {status}\n{stderr}");
     assert!(
-        !stderr.contains("Uncaught") && !stderr.contains(":CONSOLE("),
+        !stderr.contains("Uncaught") && !stderr.contains(":CONSOLE"),
         "the page's script failed:\n{stderr}"
     );
     // The script's last act: counting the rows it can sort.
