@@ -35,6 +35,9 @@ pub fn run(a: CensusArgs) -> Result<ExitCode, Error> {
     let variables = parse_vars(&a.vars)?;
     let entries = read_listing(&a.listing, variables)?;
     let entries = select(entries, &a.servers, a.opts.partition.as_deref())?;
+    if let Some(p) = &a.opts.partition {
+        eprintln!("census: partition {p}: {} entries", entries.len());
+    }
     let cache = std::path::absolute(a.cache.unwrap_or_else(default_cache))
         .map_err(Error::io("the census cache"))?;
     let installed = install_phase(&entries, &cache);

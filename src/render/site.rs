@@ -225,6 +225,37 @@ pub fn readme_snippet(server: &str, base: &str) -> String {
     )
 }
 
+/// The leaderboard as a Markdown table (for a README or a job summary).
+pub fn leaderboard_markdown(report: &Report) -> String {
+    use super::markdown::escape;
+    let (columns, rows) = leaderboard(report);
+    let mut out = String::from("| # | server | version | runtime | worst verdict |");
+    for (label, _) in &columns {
+        out.push_str(&format!(" {} |", escape(label)));
+    }
+    out.push_str(" leaks |\n|---|---|---|---|---|");
+    out.push_str(&"---|".repeat(columns.len() + 1));
+    out.push('\n');
+    for (i, r) in rows.iter().enumerate() {
+        out.push_str(&format!(
+            "| {} | `{}` | {} | {} ({}) | {}{} |",
+            i + 1,
+            escape(&r.name),
+            escape(&r.version),
+            escape(&r.runtime),
+            escape(&r.launcher),
+            r.worst.label(),
+            if r.flaky { " (flaky)" } else { "" }
+        ));
+        for c in &r.hosts {
+            let cell = c.as_ref().map_or("–".to_string(), |(t, _)| escape(t));
+            out.push_str(&format!(" {cell} |"));
+        }
+        out.push_str(&format!(" {} |\n", r.leaked));
+    }
+    out
+}
+
 #[derive(Template)]
 #[template(path = "site.html", config = "src/render/askama.toml")]
 struct Index<'a> {
@@ -269,6 +300,7 @@ pub fn render(report: &Report, url: Option<&str>) -> Vec<(String, String)> {
             index.render().expect("the leaderboard renders"),
         ),
         ("report.json".to_string(), report.to_json()),
+        ("leaderboard.md".to_string(), leaderboard_markdown(report)),
     ];
     for row in &rows {
         files.extend(server_files(report, row, url));
@@ -383,5 +415,11 @@ mod tests {
         assert!(page.contains("https://example.org/census/badges/fast.svg"));
         assert!(!page.contains(">slow<"), "only its own cases");
         assert_eq!(files, render(&rep, Some("https://example.org/census/")));
+        let md = get("leaderboard.md");
+        assert_eq!(md.lines().count(), 2 + 3, "{md}");
+        assert!(
+            md.contains("| 1 | `io.github.a/fast` | 1.0.0 | node (npx) | SUCCESS |"),
+            "{md}"
+        );
     }
 }
