@@ -10,7 +10,7 @@ use askama::Template;
 use super::badge::{self, Badge, Scope};
 use super::hosts::{self, Cell as HostCell};
 use super::present::{axes, judged, visible};
-use crate::model::{JudgedCase, Report, ServerInfo, Status};
+use crate::model::{Ending, JudgedCase, Report, ScenarioId, ServerInfo, Status};
 
 /// A server's worst verdict over all its cases, as the leaderboard ranks it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -55,7 +55,12 @@ pub fn worst(cases: &[&JudgedCase]) -> Worst {
     if cases.iter().any(|r| judged(r).is_none()) {
         return Worst::NotTestable;
     }
-    if cases.iter().all(|r| r.error.is_some()) {
+    // `stdin-null` has no session to fail; a server that crashes at start "passes" it.
+    let mut sessions = cases
+        .iter()
+        .filter(|r| r.scenario != ScenarioId::Ending(Ending::StdinNull))
+        .peekable();
+    if sessions.peek().is_some() && sessions.all(|r| r.error.is_some()) {
         return Worst::CouldNotRun;
     }
     let statuses: Vec<Status> = cases.iter().map(|r| r.verdict()).collect();
@@ -387,6 +392,20 @@ mod tests {
         assert_eq!(rows[1].hosts[0].as_ref().unwrap().0, "10.0 s, SIGTERM");
         assert_eq!(rows[2].worst, Worst::NotTestable);
         assert_eq!(rows[2].hosts[0].as_ref().unwrap().0, "needs credentials");
+    }
+
+    #[test]
+    fn a_server_that_never_reached_a_session_could_not_run() {
+        use crate::model::{CaseError, ErrorKind};
+        let mut crashed = result("c", "close", Stage::Eof, 3.0);
+        crashed.observation.error = Some(CaseError {
+            kind: ErrorKind::ExitedBeforeHandshake,
+            message: "exit 1".into(),
+        });
+        let at_start = result("c", "stdin-null", Stage::Eof, 3.0);
+        assert_eq!(worst(&[&crashed, &at_start]), Worst::CouldNotRun);
+        let fine = result("c", "exit", Stage::Eof, 3.0);
+        assert_ne!(worst(&[&crashed, &fine]), Worst::CouldNotRun);
     }
 
     #[test]
