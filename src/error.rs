@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use crate::census::ListingError;
 use crate::config::baseline::BaselineError;
 use crate::config::manifest::ManifestError;
 use crate::exit_codes;
@@ -22,6 +23,8 @@ pub enum Error {
     Unknown(#[from] UnknownId),
     #[error(transparent)]
     Merge(#[from] MergeError),
+    #[error(transparent)]
+    Listing(#[from] ListingError),
     /// A command line that asks for something impossible.
     #[error("{0}")]
     Usage(String),

@@ -20,7 +20,6 @@
 #[cfg(not(target_os = "linux"))]
 compile_error!("mcp-shutdown-conformance needs Linux (pidfd, PR_SET_CHILD_SUBREAPER, /proc); see docs/ARCHITECTURE.md for what other platforms would need");
 
-#[allow(dead_code, unused_imports)] // wired to the CLI in the census command
 mod census;
 mod cli;
 mod config;

@@ -58,6 +58,7 @@ fn case(
         ladder: Some(plan.ladder()),
         checks: Vec::new(),
         repeat: None,
+        not_testable: None,
     }
 }
 

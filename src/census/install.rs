@@ -389,8 +389,7 @@ fn on_path(program: &str) -> bool {
 /// other as separate processes do.
 struct Lock(#[allow(dead_code)] File);
 
-// `File::lock` is std since 1.89; the workspace toolchain is 1.95.
-#[allow(clippy::incompatible_msrv)]
+// `File::lock` is std since 1.89, the crate's rust-version.
 fn lock(cache: &Path, key: &str) -> Result<Lock, InstallError> {
     let dir = cache.join("locks");
     fs::create_dir_all(&dir).map_err(io_err(&dir))?;

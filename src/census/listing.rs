@@ -176,6 +176,7 @@ fn unrunnable(pointer: impl Into<String>, reason: impl fmt::Display) -> Reject {
 }
 
 /// Reads a listing with no caller-supplied variables.
+#[cfg(test)]
 pub fn parse_listing(path: &Path, text: &str) -> Result<Listing, ListingError> {
     parse_listing_with(path, text, &ParseOptions::default())
 }

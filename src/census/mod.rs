@@ -3,13 +3,88 @@
 //! [`listing`] turns a listing in the official MCP registry's format into entries with the
 //! exact launch of each npm or PyPI package (and reasons for those it cannot run);
 //! [`install`] puts every package once into a shared cache and gives the offline launch
-//! that runs it from there, so no measured case includes a download.
+//! that runs it from there, so no measured case includes a download; [`credentials`] decides
+//! which servers could not be judged for want of real secrets.
 
+pub mod credentials;
 pub mod install;
 pub mod listing;
 
-pub use install::{install, launch, InstallError, Launch, Progress, UV_VERSION};
-pub use listing::{
-    parse_listing, parse_listing_with, Entry, Listing, ListingError, ParseOptions, Registry,
-    Runtime, Skipped, PLACEHOLDER,
-};
+use std::path::Path;
+
+pub use install::{install, launch, Progress};
+#[cfg(test)]
+pub use listing::{parse_listing, PLACEHOLDER};
+pub use listing::{parse_listing_with, Entry, ListingError, ParseOptions, Registry};
+
+use crate::config::budgets::BudgetOverrides;
+use crate::config::manifest::{self, Manifest};
+use crate::model::PackageInfo;
+
+/// A launcher resolving a cached install and an interpreter importing a whole SDK take
+/// seconds on a loaded machine (measured up to 9.6 s, `RECIPE.md`); 30 s keeps a slow start
+/// from being judged as a hang.
+pub const HANDSHAKE_MS: u64 = 30_000;
+
+/// The manifest that runs an entry offline from `cache`, as an ordinary server under test.
+pub fn manifest(entry: &Entry, cache: &Path) -> Manifest {
+    let l = launch(entry, cache);
+    let mut m = manifest::adhoc(&l.program, &l.args, &l.cwd);
+    m.name = entry.id.clone();
+    m.description = if entry.description.is_empty() {
+        entry.server_name.clone()
+    } else {
+        format!("{}: {}", entry.server_name, entry.description)
+    };
+    m.launch.env = l.env;
+    m.budgets = BudgetOverrides {
+        handshake_ms: Some(HANDSHAKE_MS),
+        ..BudgetOverrides::default()
+    };
+    m
+}
+
+/// What the report says about the package behind an entry.
+pub fn package_info(entry: &Entry) -> PackageInfo {
+    PackageInfo {
+        name: entry.server_name.clone(),
+        version: entry.server_version.clone(),
+        registry: entry.registry.to_string(),
+        identifier: entry.identifier.clone(),
+        package_version: entry.version.clone(),
+        runtime: match entry.registry {
+            Registry::Npm => "node",
+            Registry::Pypi => "python",
+        }
+        .into(),
+        launcher: entry.runtime.program().into(),
+        placeholders: entry.placeholders.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_runs_as_an_ordinary_manifest_from_the_cache() {
+        let text = std::fs::read_to_string("conformance/census/servers.json").unwrap();
+        let listing = parse_listing(Path::new("servers.json"), &text).unwrap();
+        let stripe = listing
+            .entries
+            .iter()
+            .find(|e| e.identifier == "@stripe/mcp")
+            .unwrap();
+        let m = manifest(stripe, Path::new("/cache"));
+        assert_eq!(m.name, "stripe-mcp-0.3.3");
+        assert_eq!(m.launch.command, "npx");
+        assert_eq!(m.launch.args, ["-y", "@stripe/mcp@0.3.3"]);
+        assert_eq!(m.launch.cwd, Path::new("/cache/work"));
+        assert_eq!(m.launch.env["STRIPE_SECRET_KEY"], PLACEHOLDER);
+        assert_eq!(m.launch.env["npm_config_offline"], "true");
+        assert_eq!(m.budgets.handshake_ms, Some(HANDSHAKE_MS));
+        let p = package_info(stripe);
+        assert_eq!((p.runtime.as_str(), p.launcher.as_str()), ("node", "npx"));
+        assert_eq!(p.placeholders, ["STRIPE_SECRET_KEY"]);
+    }
+}

@@ -32,6 +32,37 @@ pub enum Cmd {
         #[command(flatten)]
         opts: RunOpts,
     },
+    /// Run real published servers from an MCP registry listing: validate it (printing why
+    /// each skipped entry is skipped), install every npm/PyPI package once into a shared
+    /// cache, then run each entry offline as an ordinary server. Default scenarios: the
+    /// default endings and every host profile.
+    Census {
+        /// The registry's `GET /v0/servers` response, an array of server.json documents, or
+        /// one server.json.
+        #[arg(long, value_name = "FILE")]
+        listing: PathBuf,
+        /// Also write a static site here: the leaderboard, a page and badges per server,
+        /// and report.json.
+        #[arg(long, value_name = "DIR")]
+        site: Option<PathBuf>,
+        /// Where the site will be published, for the README snippets (default: relative
+        /// links).
+        #[arg(long, value_name = "URL", requires = "site")]
+        site_url: Option<String>,
+        /// The shared install cache (default: $MCP_SHUTDOWN_CENSUS_CACHE, else
+        /// $XDG_CACHE_HOME or ~/.cache, under mcp-shutdown/census).
+        #[arg(long, value_name = "DIR")]
+        cache: Option<PathBuf>,
+        /// Only these entries (by entry name or registry name); repeatable.
+        #[arg(long = "server", value_name = "NAME")]
+        servers: Vec<String>,
+        /// A value for a `{variable}` of the listing (e.g. `allowed_directory=/tmp/x`);
+        /// repeatable.
+        #[arg(long = "var", value_name = "NAME=VALUE")]
+        vars: Vec<String>,
+        #[command(flatten)]
+        opts: RunOpts,
+    },
     /// Run the scenarios against one command: `mcp-shutdown check -- node server.js`.
     Check {
         #[command(flatten)]
@@ -96,6 +127,16 @@ pub enum ReportCmd {
     Merge {
         #[arg(required = true, value_name = "REPORT.json")]
         parts: Vec<PathBuf>,
+    },
+    /// Write the static census site (leaderboard, a page and badges per server) of a report.
+    Site {
+        #[arg(long, value_name = "REPORT.json")]
+        from: PathBuf,
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Where the site will be published, for the README snippets.
+        #[arg(long, value_name = "URL")]
+        site_url: Option<String>,
     },
     /// Write one SVG badge and one shields.io endpoint JSON per server into a directory.
     Badges {

@@ -2,6 +2,7 @@
 //! [`args`] is the grammar, [`plan`] turns it into a run plan (pure), [`run`] carries it out.
 
 pub mod args;
+mod census;
 pub mod plan;
 mod run;
 
@@ -64,6 +65,23 @@ pub fn run() -> Result<ExitCode, Error> {
             };
             execute(&opts, &chosen, default_baseline)
         }
+        Cmd::Census {
+            listing,
+            site,
+            site_url,
+            cache,
+            servers,
+            vars,
+            opts,
+        } => census::run(census::CensusArgs {
+            listing,
+            site,
+            site_url,
+            cache,
+            servers,
+            vars,
+            opts,
+        }),
         Cmd::Check { opts, command } => {
             let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
             let server = manifest::adhoc(&command[0], &command[1..], &cwd);
@@ -132,6 +150,11 @@ fn report(action: ReportCmd) -> Result<ExitCode, Error> {
                 print!("{}", render::render(&r, format));
             }
         }
+        ReportCmd::Site {
+            from,
+            out,
+            site_url,
+        } => census::write_site(&load_report(&from)?, &out, site_url.as_deref())?,
         ReportCmd::Merge { parts } => {
             let reports = parts
                 .iter()

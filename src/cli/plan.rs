@@ -141,6 +141,22 @@ pub fn shard<T>(items: Vec<T>, (k, m): (usize, usize)) -> Vec<T> {
         .collect()
 }
 
+/// The run options of a census: with no scenario named, the default endings and every host
+/// profile (what `--hosts` adds); `--partition` is taken out because a census shards its
+/// servers, not its cases, so each shard installs only its own packages.
+pub fn census_opts(opts: &RunOpts) -> RunOpts {
+    let mut o = opts.clone();
+    if o.scenarios.is_empty() && o.cases.is_empty() {
+        o.scenarios = scenarios::default_ids()
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        o.hosts = true;
+    }
+    o.partition = None;
+    o
+}
+
 /// Plans a run of `servers` under `opts`.
 pub fn plan(
     opts: &RunOpts,
@@ -303,6 +319,40 @@ mod tests {
         assert_eq!(p.cases.len(), 2 * (4 + hosts));
         assert_eq!(p.plumbing.stdio, Some(crate::model::StdioKind::Socketpair));
         assert!(opts_err(&["--group", "nope"]).contains("nope"));
+    }
+
+    #[test]
+    fn a_census_runs_the_default_endings_and_every_host_and_shards_servers() {
+        let hosts = Profiles::bundled().hosts().count();
+        let o = census_opts(&opts(&["--partition", "1/2"]));
+        assert_eq!(o.partition, None);
+        let p = plan(
+            &o,
+            &servers(),
+            None,
+            &Catalogue::bundled(),
+            &Profiles::bundled(),
+        )
+        .unwrap();
+        let ids: Vec<String> = p.cases.iter().map(|c| c.scenario.to_string()).collect();
+        assert_eq!(
+            ids.len(),
+            2 * (crate::model::Ending::DEFAULTS.len() + hosts),
+            "{ids:?}"
+        );
+        for want in ["exit", "inflight", "sighup", "close:vscode", "close:codex"] {
+            assert!(ids.iter().any(|i| i == want), "{want}: {ids:?}");
+        }
+        let o = census_opts(&opts(&["--scenario", "close"]));
+        let p = plan(
+            &o,
+            &servers(),
+            None,
+            &Catalogue::bundled(),
+            &Profiles::bundled(),
+        )
+        .unwrap();
+        assert_eq!(p.cases.len(), 2, "a named scenario is all it runs");
     }
 
     fn opts_err(args: &[&str]) -> String {

@@ -54,6 +54,15 @@ fn write_outputs(plan: &RunPlan, report: &Report) -> Result<(), Error> {
 
 /// Runs the plan; returns the exit code of the run.
 pub fn execute(plan: RunPlan) -> Result<ExitCode, Error> {
+    execute_with(plan, |_| Ok(()))
+}
+
+/// Runs the plan, lets `finish` complete the report (the census adds what it knows of each
+/// package) before anything is written or scored, and returns the exit code of the run.
+pub fn execute_with(
+    plan: RunPlan,
+    finish: impl FnOnce(&mut Report) -> Result<(), Error>,
+) -> Result<ExitCode, Error> {
     let baseline = plan.baseline.as_deref().map(Baseline::load).transpose()?;
     let harness = Harness::locate()
         .ok_or(Error::NoBinary)?
@@ -65,12 +74,13 @@ pub fn execute(plan: RunPlan) -> Result<ExitCode, Error> {
         .plumbing(plan.plumbing)
         .repeat(plan.repeat);
     let interrupted = on_interrupt(&harness);
-    let report = harness.run(&plan.cases);
+    let mut report = harness.run(&plan.cases);
     crate::harness::release_cgroups();
     if interrupted.load(Ordering::SeqCst) {
         eprintln!("mcp-shutdown: interrupted; every server and descendant was stopped");
         return Ok(ExitCode::from(exit_codes::INTERRUPTED));
     }
+    finish(&mut report)?;
     write_outputs(&plan, &report)?;
     let failed = match &baseline {
         Some(b) => {

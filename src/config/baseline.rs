@@ -276,6 +276,7 @@ mod tests {
                 budgets: None,
                 ladder: None,
                 repeat: None,
+                not_testable: None,
                 checks: vec![Check {
                     id: *rule,
                     status: *status,

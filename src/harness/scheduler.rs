@@ -185,6 +185,7 @@ impl Harness {
                     sdk: m.about.sdk.clone(),
                     sdk_version: m.about.sdk_version.clone(),
                     shape: m.about.shape.clone(),
+                    package: None,
                 },
             );
         }
@@ -297,6 +298,7 @@ impl Harness {
                         ladder: None,
                         checks: Vec::new(),
                         repeat: None,
+                        not_testable: None,
                     };
                 }
             };
@@ -335,6 +337,7 @@ impl Harness {
             ladder: Some(scenario.ladder()),
             checks,
             repeat: None,
+            not_testable: None,
         }
     }
 

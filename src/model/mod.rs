@@ -19,8 +19,8 @@ pub use observation::{
 };
 pub use profile::{ProfileBasis, ProfileInfo, ProfileKind, SourceRef};
 pub use report::{
-    Containment, Host, JudgedCase, Latency, Membership, Quote, Repeat, Report, RuleInfo,
-    RunOutcome, ServerInfo, Summary, Tool,
+    Containment, Host, JudgedCase, Latency, Membership, NotTestable, NotTestableReason,
+    PackageInfo, Quote, Repeat, Report, RuleInfo, RunOutcome, ServerInfo, Summary, Tool,
 };
 pub use scenario::{
     stage_after, Action, Driver, GroupKind, Ladder, Plumbing, PlumbingOverride, Scenario, Stage,

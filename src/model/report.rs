@@ -75,6 +75,14 @@ pub struct Summary {
     pub warning: usize,
     pub info: usize,
     pub skipped: usize,
+    /// Cases that ran but could not be judged (a server that needs real credentials);
+    /// reports before it was recorded: 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_testable: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -83,6 +91,50 @@ pub struct ServerInfo {
     pub sdk: Option<String>,
     pub sdk_version: Option<String>,
     pub shape: Option<String>,
+    /// The published package a census ran (reports of manifests: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<PackageInfo>,
+}
+
+/// A registry package as the census launched it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageInfo {
+    /// The server's name in the listing (`io.github.owner/repo`) and its version there.
+    pub name: String,
+    pub version: String,
+    /// `npm` or `pypi`, the package and its exact version.
+    pub registry: String,
+    pub identifier: String,
+    pub package_version: String,
+    /// What runs it: `node` or `python`, through `npx` or `uvx`.
+    pub runtime: String,
+    pub launcher: String,
+    /// The secrets it was given placeholder values for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placeholders: Vec<String>,
+}
+
+/// Why a case that ran cannot be judged. It is reported, and never counts as a failure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NotTestableReason {
+    /// It refused to start with placeholder values for its required secrets.
+    NeedsCredentials,
+}
+
+impl NotTestableReason {
+    /// In words, for cells and badges.
+    pub fn label(self) -> &'static str {
+        match self {
+            NotTestableReason::NeedsCredentials => "needs credentials",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotTestable {
+    pub reason: NotTestableReason,
+    pub message: String,
 }
 
 /// A passage of the spec a rule quotes, for the report's revision.
@@ -120,6 +172,10 @@ pub struct JudgedCase {
     /// The fields above are then those of the worst run, and each check is at its worst.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<Repeat>,
+    /// Set when the case ran but cannot be judged; its missed checks are then SKIPPED with
+    /// a message starting `Not testable:` (reports before it was recorded: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_testable: Option<NotTestable>,
 }
 
 /// A case run several times.
@@ -184,6 +240,19 @@ impl DerefMut for JudgedCase {
 }
 
 impl JudgedCase {
+    /// Marks a case that cannot be judged: every missed check becomes SKIPPED and says why,
+    /// so neither the exit code nor a badge blames the server for what it was not given.
+    pub fn mark_not_testable(&mut self, why: NotTestable) {
+        for c in &mut self.checks {
+            if c.status.is_miss() {
+                c.status = Status::Skipped;
+                c.outcome = super::verdict::Outcome::NotTestable;
+                c.message = format!("Not testable: {}. {}", why.reason.label(), c.message);
+            }
+        }
+        self.not_testable = Some(why);
+    }
+
     /// The worst scored status: `Failure`, `Warning`, or `Success` when neither. A case that
     /// could not run and has no checks counts as a failure.
     pub fn verdict(&self) -> Status {
@@ -256,6 +325,7 @@ pub fn summarize(results: &[JudgedCase]) -> Summary {
     let mut s = Summary {
         cases: results.len(),
         errors: results.iter().filter(|r| r.error.is_some()).count(),
+        not_testable: results.iter().filter(|r| r.not_testable.is_some()).count(),
         ..Summary::default()
     };
     for c in results.iter().flat_map(|r| &r.checks) {

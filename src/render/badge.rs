@@ -137,6 +137,13 @@ pub fn badge_in(report: &Report, server: &str, scope: Scope) -> Option<Badge> {
             };
             (color, reason)
         }
+        None if results.iter().any(|r| r.not_testable.is_some()) => {
+            let why = results
+                .iter()
+                .find_map(|r| r.not_testable.as_ref())
+                .map_or("", |n| n.reason.label());
+            (Color::Grey, format!("not testable: {why}"))
+        }
         None if scored.is_empty() && results.iter().all(|r| r.error.is_some()) => {
             (Color::Grey, "could not run".to_string())
         }

@@ -192,6 +192,7 @@ mod tests {
                     budgets: None,
                     ladder: None,
                     repeat: None,
+                    not_testable: None,
                     checks: vec![Check {
                         id: RuleId::StdioExitOnEof,
                         status: *status,
@@ -209,6 +210,7 @@ mod tests {
                 server.to_string(),
                 ServerInfo {
                     shape: Some("timer".into()),
+                    package: None,
                     ..Default::default()
                 },
             );

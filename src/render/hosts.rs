@@ -35,6 +35,9 @@ pub struct Cell<'a> {
 impl Cell<'_> {
     /// The cell in a few words: "10 s, SIGTERM", "left running", "2 s, SIGKILL · 1 left".
     pub fn short(&self) -> String {
+        if let Some(n) = &self.case.not_testable {
+            return n.reason.label().to_string();
+        }
         if let Some(e) = &self.case.error {
             return e.kind.to_string();
         }

@@ -9,13 +9,18 @@ use askama::Template;
 
 use super::hosts::{self, is_host_scenario};
 use super::present::{
-    action_label, actual, axes, cells, held_by, index_of, left_behind, ms, outcome, runs_line,
-    visible,
+    action_label, actual, axes, cells, held_by, index_of, judged, left_behind, ms, outcome,
+    runs_line, visible,
 };
 use crate::model::{group_leftovers, Budgets, JudgedCase, Report, Stage, Status, Summary};
 
 fn is_flaky(r: &JudgedCase) -> bool {
     r.repeat.as_ref().is_some_and(|x| x.flaky)
+}
+
+/// A case's colour: its verdict's, or grey when it could not be judged.
+fn case_class(r: &JudgedCase) -> &'static str {
+    judged(r).map_or("skip", class)
 }
 
 fn class(s: Status) -> &'static str {
@@ -32,6 +37,8 @@ fn class(s: Status) -> &'static str {
 #[template(path = "report.html", config = "src/render/askama.toml")]
 struct Page<'a> {
     title: String,
+    /// Trusted markup placed under the title (empty for a plain report).
+    header: String,
     spec: String,
     tool: String,
     host: String,
@@ -75,7 +82,7 @@ struct Cell {
 struct CaseView {
     index: usize,
     class: &'static str,
-    verdict: Status,
+    verdict: String,
     server: String,
     scenario: String,
     /// Whose ladder ran, and where it comes from.
@@ -122,6 +129,12 @@ struct LeftoverView {
 
 /// Renders the report as one HTML page.
 pub fn render(report: &Report) -> String {
+    render_with(report, String::new())
+}
+
+/// Renders the report as one HTML page with `header`, markup the caller built and escaped
+/// itself, under the title (the census site puts a server's badges there).
+pub fn render_with(report: &Report, header: String) -> String {
     let b = &report.budgets;
     let (servers, mut scenarios) = axes(report);
     scenarios.retain(|s| !is_host_scenario(report, s));
@@ -135,7 +148,7 @@ pub fn render(report: &Report) -> String {
                 .iter()
                 .map(|sc| {
                     grid.get(&(*sv, *sc)).map(|r| Cell {
-                        class: class(r.verdict()),
+                        class: case_class(r),
                         flaky: is_flaky(r),
                         index: index_of(report, r),
                         text: format!("{}{}", outcome(r), left_behind(r)),
@@ -146,6 +159,7 @@ pub fn render(report: &Report) -> String {
         .collect();
     let page = Page {
         title: format!("MCP shutdown conformance · spec {}", report.spec),
+        header,
         spec: report.spec.to_string(),
         tool: visible(&format!("{} {}", report.tool.name, report.tool.version)),
         host: visible(&format!(
@@ -200,7 +214,7 @@ fn host_view(report: &Report) -> (Vec<(String, String)>, Vec<HostRow>) {
                 .iter()
                 .map(|c| {
                     c.as_ref().map(|c| Cell {
-                        class: class(c.case.verdict()),
+                        class: case_class(c.case),
                         flaky: is_flaky(c.case),
                         index: index_of(report, c.case),
                         text: c.short(),
@@ -235,11 +249,13 @@ fn profile_views(report: &Report) -> Vec<ProfileView> {
 }
 
 fn case_view(report: &Report, index: usize, r: &JudgedCase) -> CaseView {
-    let v = r.verdict();
     CaseView {
         index,
-        class: class(v),
-        verdict: v,
+        class: case_class(r),
+        verdict: match judged(r) {
+            Some(v) => v.to_string(),
+            None => "NOT TESTABLE".to_string(),
+        },
         server: visible(&r.server),
         scenario: r.scenario.to_string(),
         profile: match &r.scenario {
@@ -689,7 +705,7 @@ fn steps(t: &mut Timeline, r: &JudgedCase, s: &Scale, planned: &[(f64, u64, Stri
         };
         t.text(
             lx,
-            if row % 2 == 0 { 12.0 } else { 25.0 },
+            if row.is_multiple_of(2) { 12.0 } else { 25.0 },
             11,
             color,
             anchor,

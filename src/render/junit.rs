@@ -309,6 +309,7 @@ mod tests {
             ladder: None,
             checks: Vec::new(),
             repeat: None,
+            not_testable: None,
         });
         let xml = render(&rep);
         let d = doc(&xml);

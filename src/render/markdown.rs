@@ -4,7 +4,9 @@
 use std::fmt::Write as _;
 
 use super::hosts::{self, is_host_scenario};
-use super::present::{axes, cells, emoji, left_behind, leftovers, ms, outcome, runs_line};
+use super::present::{
+    axes, cells, emoji, emoji_of, left_behind, leftovers, ms, outcome, runs_line,
+};
 use crate::model::{JudgedCase, Outcome, Report, RuleId, Status};
 
 /// Escapes text so Markdown shows it literally on one line (also inside table cells).
@@ -35,7 +37,7 @@ fn escape_inline(s: &str) -> String {
 /// Like [`escape`], but the message's balanced `code spans` stay code (outside tables only).
 pub fn escape_message(s: &str) -> String {
     let parts: Vec<&str> = s.split('`').collect();
-    if parts.len() % 2 == 0 {
+    if parts.len().is_multiple_of(2) {
         return escape(s);
     }
     let mut out = String::new();
@@ -65,12 +67,7 @@ pub const MAX_BYTES: usize = 60_000;
 
 /// A case's matrix cell: its verdict mark, then the stage and latency, or the error kind.
 pub fn cell(r: &JudgedCase) -> String {
-    format!(
-        "{} {}{}",
-        emoji(r.verdict()),
-        escape(&outcome(r)),
-        left_behind(r)
-    )
+    format!("{} {}{}", emoji_of(r), escape(&outcome(r)), left_behind(r))
 }
 
 /// Renders the report as Markdown.
@@ -84,8 +81,12 @@ pub fn render(report: &Report) -> String {
     );
     let _ = writeln!(
         out,
-        "**{} cases** · ✅ {} success · ❌ {} failure (MUST) · ⚠️ {} warning (SHOULD) · ℹ️ {} info · ⏭️ {} skipped · 💥 {} could not run\n",
-        s.cases, s.success, s.failure, s.warning, s.info, s.skipped, s.errors
+        "**{} cases** · ✅ {} success · ❌ {} failure (MUST) · ⚠️ {} warning (SHOULD) · ℹ️ {} info · ⏭️ {} skipped · 💥 {} could not run{}\n",
+        s.cases, s.success, s.failure, s.warning, s.info, s.skipped, s.errors,
+        match s.not_testable {
+            0 => String::new(),
+            n => format!(" · 🔑 {n} not testable (needs credentials)"),
+        }
     );
     let (servers, mut scenarios) = axes(report);
     scenarios.retain(|s| !is_host_scenario(report, s));
@@ -174,7 +175,7 @@ fn host_view(report: &Report, out: &mut String) {
         for cell in &row.cells {
             let c = cell.as_ref().map_or_else(
                 || "–".to_string(),
-                |c| format!("{} {}", emoji(c.case.verdict()), escape(&c.short())),
+                |c| format!("{} {}", emoji_of(c.case), escape(&c.short())),
             );
             let _ = write!(out, " {c} |");
         }
@@ -231,7 +232,16 @@ fn findings(report: &Report) -> Vec<(u8, String)> {
             escape(&r.server),
             escape(&r.scenario.to_string())
         );
-        if let Some(e) = &r.error {
+        if let Some(n) = &r.not_testable {
+            found.push((
+                2,
+                format!(
+                    "⏭️ {who} not testable: {}: {}",
+                    n.reason.label(),
+                    escape_message(&n.message)
+                ),
+            ));
+        } else if let Some(e) = &r.error {
             found.push((
                 rank(r.verdict()),
                 format!(

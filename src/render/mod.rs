@@ -18,6 +18,7 @@ pub mod junit;
 pub mod markdown;
 pub mod merge;
 pub mod present;
+pub mod site;
 pub mod text;
 
 use crate::model::Report;

@@ -14,8 +14,23 @@ pub fn ms(v: f64) -> String {
     format!("{v:.0} ms")
 }
 
+/// A case's verdict, or `None` when it ran but could not be judged (needs credentials).
+pub fn judged(r: &JudgedCase) -> Option<Status> {
+    r.not_testable.is_none().then(|| r.verdict())
+}
+
+/// "not testable: needs credentials" for a case that could not be judged.
+pub fn not_testable(r: &JudgedCase) -> Option<String> {
+    r.not_testable
+        .as_ref()
+        .map(|n| format!("not testable: {}", n.reason.label()))
+}
+
 /// What a case's cell says: the stage and latency, or why it could not run.
 pub fn outcome(r: &JudgedCase) -> String {
+    if let Some(s) = not_testable(r) {
+        return s;
+    }
     if let Some(rep) = &r.repeat {
         if rep.flaky {
             return format!("FLAKY {}", distribution(rep));
@@ -58,6 +73,16 @@ pub fn left_behind(r: &JudgedCase) -> String {
         0 => String::new(),
         n => format!(" · {n} left behind"),
     }
+}
+
+/// The text matrix's word for a case: its status's, or SKIP when it could not be judged.
+pub fn mark_of(r: &JudgedCase) -> &'static str {
+    judged(r).map_or("SKIP", mark)
+}
+
+/// The Markdown mark of a case: its status's, or "skipped" when it could not be judged.
+pub fn emoji_of(r: &JudgedCase) -> &'static str {
+    emoji(judged(r).unwrap_or(Status::Skipped))
 }
 
 /// A short word for a status, as the text matrix shows it.
@@ -107,6 +132,18 @@ pub fn action_label(a: &Action) -> String {
 
 /// How the case ended, in a few words: stage, latency and exit status, or why it did not run.
 pub fn actual(r: &JudgedCase) -> String {
+    if let (Some(n), Some(e)) = (&r.not_testable, &r.error) {
+        return format!(
+            "not testable: {}: {} ({}: {})",
+            n.reason.label(),
+            n.message,
+            e.kind,
+            e.message
+        );
+    }
+    if let Some(n) = &r.not_testable {
+        return format!("not testable: {}: {}", n.reason.label(), n.message);
+    }
     if let Some(e) = &r.error {
         return format!("could not run: {} ({})", e.message, e.kind);
     }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::hosts::{self, is_host_scenario};
-use super::present::{axes, cells, held_by, leftovers, mark, outcome, runs_line};
+use super::present::{axes, cells, held_by, leftovers, mark_of, outcome, runs_line};
 use crate::model::{Outcome, ProfileKind, Report, ScenarioId};
 
 /// Renders the report as the terminal matrix.
@@ -16,7 +16,7 @@ pub fn render(report: &Report) -> String {
     let grid = cells(report);
     let text: BTreeMap<(&str, &ScenarioId), String> = grid
         .iter()
-        .map(|(k, r)| (*k, format!("{} {}", outcome(r), mark(r.verdict()))))
+        .map(|(k, r)| (*k, format!("{} {}", outcome(r), mark_of(r))))
         .collect();
     let w0 = servers.iter().map(|s| s.len()).max().unwrap_or(6).max(6);
     let widths: Vec<usize> = scenarios
@@ -52,8 +52,12 @@ pub fn render(report: &Report) -> String {
     let s = &report.summary;
     let _ = writeln!(
         out,
-        "\nspec {}: {} cases, {} success, {} failure, {} warning, {} info, {} skipped, {} could not run",
-        report.spec, s.cases, s.success, s.failure, s.warning, s.info, s.skipped, s.errors
+        "\nspec {}: {} cases, {} success, {} failure, {} warning, {} info, {} skipped, {} could not run{}",
+        report.spec, s.cases, s.success, s.failure, s.warning, s.info, s.skipped, s.errors,
+        match s.not_testable {
+            0 => String::new(),
+            n => format!(" ({n} not testable: needs credentials)"),
+        }
     );
     out
 }
@@ -84,7 +88,16 @@ fn matrix(
 
 fn findings(report: &Report, out: &mut String) {
     for r in &report.results {
-        if let Some(e) = &r.error {
+        if let Some(n) = &r.not_testable {
+            let _ = writeln!(
+                out,
+                "SKIP     {} {}: not testable: {}: {}",
+                r.server,
+                r.scenario,
+                n.reason.label(),
+                n.message
+            );
+        } else if let Some(e) = &r.error {
             let _ = writeln!(
                 out,
                 "ERROR    {} {}: {}: {}",
@@ -185,7 +198,7 @@ fn host_line(c: &hosts::Column, cell: &hosts::Cell) -> [String; 7] {
         by,
         if cell.hard { "yes" } else { "no" }.to_string(),
         left,
-        mark(cell.case.verdict()).to_string(),
+        mark_of(cell.case).to_string(),
         c.source.clone().unwrap_or_else(|| "terminal ending".into()),
     ]
 }

@@ -3,6 +3,7 @@
 
 mod alloc_meter;
 mod bundled;
+mod census;
 mod cli;
 mod client_ladders;
 mod hostile;

@@ -300,10 +300,11 @@ fn junit_is_read_by_junitparser() {
     assert!(said.contains("\nok\n"), "{said}");
 }
 
-/// `/usr/bin/chromium`, installed with apt-get if missing (once per test binary).
-fn chromium() -> &'static Path {
+/// Is `/usr/bin/chromium` there, installed with apt-get if it was missing (tried once per
+/// test binary)? The error says why it could not be installed.
+pub(crate) fn chromium_installed() -> &'static Result<(), String> {
     static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
-    let installed = INSTALLED.get_or_init(|| {
+    INSTALLED.get_or_init(|| {
         if Path::new(CHROMIUM).is_file() {
             return Ok(());
         }
@@ -320,8 +321,12 @@ fn chromium() -> &'static Path {
         } else {
             Err("apt-get installed chromium but there is no /usr/bin/chromium".into())
         }
-    });
-    if let Err(e) = installed {
+    })
+}
+
+/// `/usr/bin/chromium`, installed with apt-get if missing.
+fn chromium() -> &'static Path {
+    if let Err(e) = chromium_installed() {
         panic!(
             "the HTML test needs Debian's chromium at {CHROMIUM}; it is missing and could not be \
              installed (needs root and Debian's package archive):\n{e}"
@@ -367,7 +372,10 @@ fn still_running(pgid: i32, mark: &Path) -> Vec<(i32, String)> {
 /// Runs headless Chromium on `page` with `extra` flags, in its own process group with a fresh
 /// profile, bounded by `timeout`. Whatever it started is killed afterwards, and the test fails
 /// if anything of it had to be. Returns (exit status, stdout, stderr).
-fn headless(page: &Path, extra: &[String]) -> (std::process::ExitStatus, String, String) {
+pub(crate) fn headless(
+    page: &Path,
+    extra: &[String],
+) -> (std::process::ExitStatus, String, String) {
     let chromium = chromium();
     let profile = tempfile::Builder::new()
         .prefix("chromium-profile-")

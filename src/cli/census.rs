@@ -1,0 +1,271 @@
+//! `mcp-shutdown census`: a registry listing → validated entries → the install phase → the
+//! entries run as ordinary manifests through the usual plan and harness → the report, with
+//! each package described and servers that need real credentials marked, and the site.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::args::RunOpts;
+use super::plan;
+use crate::census::{self, credentials, Entry, ParseOptions, Progress};
+use crate::config::profiles::Profiles;
+use crate::error::Error;
+use crate::model::Report;
+use crate::render::site;
+use crate::rules::Catalogue;
+
+/// What `census` was asked for.
+pub struct CensusArgs {
+    pub listing: PathBuf,
+    pub site: Option<PathBuf>,
+    pub site_url: Option<String>,
+    pub cache: Option<PathBuf>,
+    pub servers: Vec<String>,
+    pub vars: Vec<String>,
+    pub opts: RunOpts,
+}
+
+/// Runs a census; the exit code is the run's (1 when a server misses a scored rule).
+pub fn run(a: CensusArgs) -> Result<ExitCode, Error> {
+    let variables = parse_vars(&a.vars)?;
+    let entries = read_listing(&a.listing, variables)?;
+    let entries = select(entries, &a.servers, a.opts.partition.as_deref())?;
+    if let Some(p) = &a.opts.partition {
+        eprintln!("census: partition {p}: {} entries", entries.len());
+    }
+    let cache = std::path::absolute(a.cache.unwrap_or_else(default_cache))
+        .map_err(Error::io("the census cache"))?;
+    let installed = install_phase(&entries, &cache);
+    if installed.is_empty() {
+        return Err(Error::Usage(format!(
+            "{}: no entry could be installed",
+            a.listing.display()
+        )));
+    }
+    let manifests: Vec<_> = installed
+        .iter()
+        .map(|e| census::manifest(e, &cache))
+        .collect();
+    let opts = plan::census_opts(&a.opts);
+    let plan = plan::plan(
+        &opts,
+        &manifests,
+        None,
+        &Catalogue::bundled(),
+        &Profiles::bundled(),
+    )?;
+    let started = Instant::now();
+    let (site_dir, site_url) = (a.site, a.site_url);
+    super::run::execute_with(plan, |report| {
+        eprintln!(
+            "census: run phase {:.1} s ({} cases)",
+            started.elapsed().as_secs_f64(),
+            report.results.len()
+        );
+        describe(report, &installed);
+        match &site_dir {
+            Some(dir) => write_site(report, dir, site_url.as_deref()),
+            None => Ok(()),
+        }
+    })
+}
+
+/// `$MCP_SHUTDOWN_CENSUS_CACHE`, else the user's cache directory: shared by every census, so
+/// a package is downloaded once per machine.
+fn default_cache() -> PathBuf {
+    if let Some(p) = std::env::var_os("MCP_SHUTDOWN_CENSUS_CACHE") {
+        return PathBuf::from(p);
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    base.join("mcp-shutdown").join("census")
+}
+
+/// `--var NAME=VALUE` pairs.
+fn parse_vars(vars: &[String]) -> Result<BTreeMap<String, String>, Error> {
+    vars.iter()
+        .map(|v| {
+            v.split_once('=')
+                .filter(|(k, _)| !k.is_empty())
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .ok_or_else(|| Error::Usage(format!("--var {v}: expected NAME=VALUE")))
+        })
+        .collect()
+}
+
+/// The runnable entries of a listing; why each other one is skipped goes to stderr, one line
+/// each naming the file, the entry and the field.
+fn read_listing(path: &Path, variables: BTreeMap<String, String>) -> Result<Vec<Entry>, Error> {
+    let text = std::fs::read_to_string(path).map_err(Error::io(path))?;
+    let listing = census::parse_listing_with(path, &text, &ParseOptions { variables })?;
+    for s in &listing.skipped {
+        // A well-formed package the suite cannot run (docker, HTTP) is no fault of the file.
+        let kind = if s.not_runnable() {
+            "skipped"
+        } else {
+            "invalid"
+        };
+        eprintln!("{}: {kind} {s}", path.display());
+    }
+    eprintln!(
+        "census: {}: {} entries to run, {} skipped",
+        path.display(),
+        listing.entries.len(),
+        listing.skipped.len()
+    );
+    if listing.entries.is_empty() {
+        return Err(Error::Usage(format!(
+            "{}: no runnable entry in the listing",
+            path.display()
+        )));
+    }
+    Ok(listing.entries)
+}
+
+/// `--server` (entry or registry name) and `--partition K/M` over entries: a shard installs
+/// and runs only its own servers.
+fn select(
+    entries: Vec<Entry>,
+    names: &[String],
+    partition: Option<&str>,
+) -> Result<Vec<Entry>, Error> {
+    let matches = |e: &Entry, n: &String| &e.id == n || &e.server_name == n;
+    if let Some(n) = names
+        .iter()
+        .find(|n| !entries.iter().any(|e| matches(e, n)))
+    {
+        return Err(Error::Usage(format!("--server {n}: not in the listing")));
+    }
+    let chosen: Vec<Entry> = entries
+        .into_iter()
+        .filter(|e| names.is_empty() || names.iter().any(|n| matches(e, n)))
+        .collect();
+    Ok(match partition {
+        Some(p) => plan::shard(chosen, plan::partition(p)?),
+        None => chosen,
+    })
+}
+
+/// Installs every entry (a progress line on a terminal, a line per real install otherwise);
+/// returns those ready to launch offline. A failed install is reported and left out.
+fn install_phase(entries: &[Entry], cache: &Path) -> Vec<Entry> {
+    let started = Instant::now();
+    let tty = std::io::stderr().is_terminal();
+    let bar = ProgressBar::with_draw_target(
+        Some(entries.len() as u64),
+        if tty {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        },
+    );
+    bar.set_style(
+        ProgressStyle::with_template("install [{pos}/{len}] {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut cached = 0;
+    let results = census::install(entries, cache, &mut |p| match p {
+        Progress::Runtime { tool, version } => bar.println(format!("installing {tool} {version}")),
+        Progress::Started { id, .. } => bar.set_message(id),
+        Progress::Finished {
+            id,
+            cached: was,
+            ok,
+            elapsed,
+            ..
+        } => {
+            bar.inc(1);
+            cached += usize::from(was);
+            if !was && !tty {
+                let how = if ok { "installed" } else { "failed" };
+                eprintln!("census: {how} {id} in {:.1} s", elapsed.as_secs_f64());
+            }
+        }
+    });
+    bar.finish_and_clear();
+    let mut ready = Vec::new();
+    for (e, r) in entries.iter().zip(results) {
+        match r {
+            Ok(()) => ready.push(e.clone()),
+            Err(err) => eprintln!("census: {} left out: {err}", e.id),
+        }
+    }
+    eprintln!(
+        "census: install phase {:.1} s: {} ready ({cached} already cached), {} failed",
+        started.elapsed().as_secs_f64(),
+        ready.len(),
+        entries.len() - ready.len()
+    );
+    ready
+}
+
+/// What the report says of each package, and which servers could not be judged.
+fn describe(report: &mut Report, entries: &[Entry]) {
+    let mut secrets = BTreeMap::new();
+    for e in entries {
+        if let Some(info) = report.servers.get_mut(&e.id) {
+            info.package = Some(census::package_info(e));
+        }
+        secrets.insert(e.id.clone(), e.placeholders.clone());
+    }
+    credentials::mark(report, &secrets);
+}
+
+/// The site and its `report.json`.
+pub fn write_site(report: &Report, dir: &Path, url: Option<&str>) -> Result<(), Error> {
+    let files = site::render(report, url);
+    for (rel, content) in &files {
+        let path = dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(Error::io(parent))?;
+        }
+        std::fs::write(&path, content).map_err(Error::io(&path))?;
+    }
+    eprintln!(
+        "census: site written to {} ({} files)",
+        dir.display(),
+        files.len()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries() -> Vec<Entry> {
+        let text = std::fs::read_to_string("conformance/census/servers.json").unwrap();
+        census::parse_listing(Path::new("servers.json"), &text)
+            .unwrap()
+            .entries
+    }
+
+    #[test]
+    fn servers_are_chosen_by_either_name_and_sharded_whole() {
+        let all = entries();
+        let by_id = select(all.clone(), &["stripe-mcp-0.3.3".into()], None).unwrap();
+        let by_name = select(all.clone(), &["io.github.stripe/mcp".into()], None).unwrap();
+        assert_eq!(by_id, by_name);
+        assert_eq!(by_id.len(), 1);
+        assert!(select(all.clone(), &["nope".into()], None).is_err());
+        let a = select(all.clone(), &[], Some("1/2")).unwrap();
+        let b = select(all.clone(), &[], Some("2/2")).unwrap();
+        assert_eq!(a.len() + b.len(), all.len());
+        assert!(a.iter().all(|e| !b.contains(e)));
+    }
+
+    #[test]
+    fn vars_are_name_value_pairs() {
+        let v = parse_vars(&["allowed_directory=/tmp/x".into()]).unwrap();
+        assert_eq!(v["allowed_directory"], "/tmp/x");
+        assert!(parse_vars(&["=x".into()]).is_err());
+        assert!(parse_vars(&["novalue".into()]).is_err());
+    }
+}

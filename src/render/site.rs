@@ -1,0 +1,444 @@
+//! The census site, from a report alone: `index.html`, a leaderboard of every server (its
+//! package, worst verdict, what it costs a user of each host when the session ends, what it
+//! leaves running), one page per server (`servers/<name>.html`: the HTML report of just that
+//! server, under its badges and a README snippet), the badges (`badges/<name>.svg` and
+//! `.json`, and `-hosts` for the host-scoped one), and `report.json`. Pure: the same report
+//! gives the same files.
+
+use askama::Template;
+
+use super::badge::{self, Badge, Scope};
+use super::hosts::{self, Cell as HostCell};
+use super::present::{axes, judged, visible};
+use crate::model::{Ending, JudgedCase, Report, ScenarioId, ServerInfo, Status};
+
+/// A server's worst verdict over all its cases, as the leaderboard ranks it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Worst {
+    Success,
+    Warning,
+    Failure,
+    /// It refused to start without real credentials: reported, not judged.
+    NotTestable,
+    /// No case got as far as a session.
+    CouldNotRun,
+}
+
+impl Worst {
+    pub fn label(self) -> &'static str {
+        match self {
+            Worst::Success => "SUCCESS",
+            Worst::Warning => "WARNING",
+            Worst::Failure => "FAILURE",
+            Worst::NotTestable => "not testable: needs credentials",
+            Worst::CouldNotRun => "could not run",
+        }
+    }
+
+    /// Its place in the ranking, for sorting in the page.
+    pub fn rank(self) -> u8 {
+        self as u8
+    }
+
+    fn class(self) -> &'static str {
+        match self {
+            Worst::Success => "ok",
+            Worst::Warning => "warn",
+            Worst::Failure => "fail",
+            Worst::NotTestable | Worst::CouldNotRun => "skip",
+        }
+    }
+}
+
+/// The worst verdict of a server's cases.
+pub fn worst(cases: &[&JudgedCase]) -> Worst {
+    if cases.iter().any(|r| judged(r).is_none()) {
+        return Worst::NotTestable;
+    }
+    // `stdin-null` has no session to fail; a server that crashes at start "passes" it.
+    let mut sessions = cases
+        .iter()
+        .filter(|r| r.scenario != ScenarioId::Ending(Ending::StdinNull))
+        .peekable();
+    if sessions.peek().is_some() && sessions.all(|r| r.error.is_some()) {
+        return Worst::CouldNotRun;
+    }
+    let statuses: Vec<Status> = cases.iter().map(|r| r.verdict()).collect();
+    if statuses.contains(&Status::Failure) {
+        Worst::Failure
+    } else if statuses.contains(&Status::Warning) {
+        Worst::Warning
+    } else {
+        Worst::Success
+    }
+}
+
+/// One server's leaderboard row.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub server: String,
+    /// The registry name and version, or the server's own name when no census described it.
+    pub name: String,
+    pub version: String,
+    pub package: String,
+    pub runtime: String,
+    pub launcher: String,
+    pub worst: Worst,
+    pub flaky: bool,
+    /// Under each host column of the host view: the cell's words and colour.
+    pub hosts: Vec<Option<(String, &'static str)>>,
+    /// The sum of what the host's users wait (ms), the rank's tie-breaker.
+    pub host_wait_ms: f64,
+    /// Cases that left processes running, and how many processes.
+    pub leaky_cases: usize,
+    pub leaked: u64,
+    pub stem: String,
+}
+
+/// A file name for a server: what its badge uses.
+fn stem(server: &str) -> String {
+    Badge {
+        server: server.to_string(),
+        label: String::new(),
+        message: String::new(),
+        color: badge::Color::Grey,
+        passed: 0,
+        scored: 0,
+    }
+    .file_stem()
+}
+
+/// A host cell's colour: a gentle stop, a hard one, or something left running.
+fn host_class(c: &HostCell) -> &'static str {
+    if judged(c.case).is_none() || c.case.error.is_some() {
+        "skip"
+    } else if c.left_running {
+        "fail"
+    } else if c.hard || c.ended_by != "stdin EOF" {
+        "warn"
+    } else {
+        "ok"
+    }
+}
+
+/// The leaderboard's columns (host labels and sources) and its rows, best first: by worst
+/// verdict, then by what the hosts' users wait, then by name.
+pub fn leaderboard(report: &Report) -> (Vec<(String, String)>, Vec<Row>) {
+    let view = hosts::view(report);
+    let columns = view.as_ref().map_or_else(Vec::new, |v| {
+        v.columns
+            .iter()
+            .map(|c| (c.label.clone(), c.source.clone().unwrap_or_default()))
+            .collect()
+    });
+    let (servers, _) = axes(report);
+    let mut rows: Vec<Row> = servers
+        .iter()
+        .map(|s| {
+            let host_row = view
+                .as_ref()
+                .and_then(|v| v.rows.iter().find(|r| r.server == *s));
+            row(report, s, host_row, columns.len())
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        (a.worst, a.flaky)
+            .cmp(&(b.worst, b.flaky))
+            .then(a.host_wait_ms.total_cmp(&b.host_wait_ms))
+            .then(a.name.cmp(&b.name))
+    });
+    (columns, rows)
+}
+
+fn row(report: &Report, server: &str, host_row: Option<&hosts::Row>, n: usize) -> Row {
+    let cases: Vec<&JudgedCase> = report
+        .results
+        .iter()
+        .filter(|r| r.server == server)
+        .collect();
+    let info = report.servers.get(server).cloned().unwrap_or_default();
+    let (name, version, package, runtime, launcher) = describe(server, &info);
+    let cells: Vec<Option<HostCell>> = host_row.map_or_else(|| vec![None; n], |r| r.cells.clone());
+    // A case that never exited counts as the harness's whole watch, so it ranks last.
+    let host_wait_ms = cells
+        .iter()
+        .flatten()
+        .map(|c| c.wait_ms.unwrap_or(f64::from(u32::MAX)))
+        .sum();
+    Row {
+        server: server.to_string(),
+        name,
+        version,
+        package,
+        runtime,
+        launcher,
+        worst: worst(&cases),
+        flaky: cases
+            .iter()
+            .any(|r| r.repeat.as_ref().is_some_and(|x| x.flaky)),
+        hosts: cells
+            .iter()
+            .map(|c| c.as_ref().map(|c| (c.short(), host_class(c))))
+            .collect(),
+        host_wait_ms,
+        leaky_cases: cases.iter().filter(|r| r.leftover_count() > 0).count(),
+        leaked: cases.iter().map(|r| r.leftover_count()).sum(),
+        stem: stem(server),
+    }
+}
+
+/// (name, version, package, runtime, launcher) from what the census recorded, or the
+/// manifest's own words for a report that was not a census.
+fn describe(server: &str, info: &ServerInfo) -> (String, String, String, String, String) {
+    match &info.package {
+        Some(p) => (
+            p.name.clone(),
+            p.version.clone(),
+            format!("{} {}@{}", p.registry, p.identifier, p.package_version),
+            p.runtime.clone(),
+            p.launcher.clone(),
+        ),
+        None => (
+            server.to_string(),
+            info.sdk_version.clone().unwrap_or_default(),
+            String::new(),
+            info.sdk.clone().unwrap_or_default(),
+            String::new(),
+        ),
+    }
+}
+
+/// The report of one server alone (its cases, its description, the summary recomputed).
+pub fn server_report(report: &Report, server: &str) -> Report {
+    let mut r = report.clone();
+    r.results.retain(|c| c.server == server);
+    r.servers.retain(|s, _| s == server);
+    r.resummarize();
+    r
+}
+
+/// The Markdown a server's README can carry: its badges, linking to its page.
+pub fn readme_snippet(server: &str, base: &str) -> String {
+    let s = stem(server);
+    let base = base.trim_end_matches('/');
+    format!(
+        "[![{label}]({base}/badges/{s}.svg)]({base}/servers/{s}.html)\n\
+         [![{label} · hosts]({base}/badges/{s}-hosts.svg)]({base}/servers/{s}.html)\n\
+         <!-- or, drawn by shields.io: -->\n\
+         [![{label}](https://img.shields.io/endpoint?url={base}/badges/{s}.json)]({base}/servers/{s}.html)\n",
+        label = badge::LABEL
+    )
+}
+
+/// The leaderboard as a Markdown table (for a README or a job summary).
+pub fn leaderboard_markdown(report: &Report) -> String {
+    use super::markdown::escape;
+    let (columns, rows) = leaderboard(report);
+    let mut out = String::from("| # | server | version | runtime | worst verdict |");
+    for (label, _) in &columns {
+        out.push_str(&format!(" {} |", escape(label)));
+    }
+    out.push_str(" leaks |\n|---|---|---|---|---|");
+    out.push_str(&"---|".repeat(columns.len() + 1));
+    out.push('\n');
+    for (i, r) in rows.iter().enumerate() {
+        out.push_str(&format!(
+            "| {} | `{}` | {} | {} ({}) | {}{} |",
+            i + 1,
+            escape(&r.name),
+            escape(&r.version),
+            escape(&r.runtime),
+            escape(&r.launcher),
+            r.worst.label(),
+            if r.flaky { " (flaky)" } else { "" }
+        ));
+        for c in &r.hosts {
+            let cell = c.as_ref().map_or("–".to_string(), |(t, _)| escape(t));
+            out.push_str(&format!(" {cell} |"));
+        }
+        out.push_str(&format!(" {} |\n", r.leaked));
+    }
+    out
+}
+
+#[derive(Template)]
+#[template(path = "site.html", config = "src/render/askama.toml")]
+struct Index<'a> {
+    title: String,
+    spec: String,
+    tool: String,
+    host: String,
+    cases: usize,
+    columns: Vec<(String, String)>,
+    rows: &'a [Row],
+}
+
+#[derive(Template)]
+#[template(path = "site-server.html", config = "src/render/askama.toml")]
+struct ServerHeader {
+    name: String,
+    package: String,
+    stem: String,
+    badges: Vec<(String, String)>,
+    snippet: String,
+    url_given: bool,
+}
+
+/// Every file of the site, by path relative to its directory.
+pub fn render(report: &Report, url: Option<&str>) -> Vec<(String, String)> {
+    let (columns, rows) = leaderboard(report);
+    let index = Index {
+        title: format!("MCP shutdown census · spec {}", report.spec),
+        spec: report.spec.to_string(),
+        tool: visible(&format!("{} {}", report.tool.name, report.tool.version)),
+        host: visible(&format!(
+            "{} {} ({} cpus)",
+            report.host.os, report.host.kernel, report.host.cpus
+        )),
+        cases: report.results.len(),
+        columns,
+        rows: &rows,
+    };
+    let mut files = vec![
+        (
+            "index.html".to_string(),
+            index.render().expect("the leaderboard renders"),
+        ),
+        ("report.json".to_string(), report.to_json()),
+        ("leaderboard.md".to_string(), leaderboard_markdown(report)),
+    ];
+    for row in &rows {
+        files.extend(server_files(report, row, url));
+    }
+    files
+}
+
+/// A server's page, badges and README snippet.
+fn server_files(report: &Report, row: &Row, url: Option<&str>) -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    let mut badges = Vec::new();
+    for (scope, suffix) in [(Scope::All, ""), (Scope::Hosts, "-hosts")] {
+        if let Some(b) = badge::badge_in(report, &row.server, scope) {
+            let file = format!("{}{suffix}", row.stem);
+            files.push((format!("badges/{file}.svg"), b.svg()));
+            files.push((format!("badges/{file}.json"), b.endpoint_json()));
+            badges.push((format!("../badges/{file}.svg"), visible(&b.message)));
+        }
+    }
+    let snippet = readme_snippet(&row.server, url.unwrap_or("SITE_URL"));
+    files.push((format!("servers/{}.md", row.stem), snippet.clone()));
+    let header = ServerHeader {
+        name: visible(&format!("{} {}", row.name, row.version)),
+        package: visible(&format!(
+            "{} · {} via {}",
+            row.package, row.runtime, row.launcher
+        )),
+        stem: row.stem.clone(),
+        badges,
+        snippet: visible(&snippet),
+        url_given: url.is_some(),
+    }
+    .render()
+    .expect("the server header renders");
+    let page = super::html::render_with(&server_report(report, &row.server), header);
+    files.push((format!("servers/{}.html", row.stem), page));
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{NotTestable, NotTestableReason, PackageInfo, Stage};
+    use crate::test_support::{report_of, result};
+
+    fn census() -> Report {
+        let mut rep = report_of(vec![
+            result("slow", "close", Stage::Sigterm, 2004.0),
+            result("slow", "close:vscode", Stage::Sigterm, 10003.0),
+            result("fast", "close", Stage::Eof, 3.0),
+            result("fast", "close:vscode", Stage::Eof, 4.0),
+            result("keyed", "close", Stage::Eof, 3.0),
+            result("keyed", "close:vscode", Stage::Eof, 3.0),
+        ]);
+        for r in rep.results.iter_mut().filter(|r| r.server == "keyed") {
+            r.mark_not_testable(NotTestable {
+                reason: NotTestableReason::NeedsCredentials,
+                message: "placeholder".into(),
+            });
+        }
+        rep.servers.entry("fast".into()).or_default().package = Some(PackageInfo {
+            name: "io.github.a/fast".into(),
+            version: "1.0.0".into(),
+            registry: "npm".into(),
+            identifier: "fast".into(),
+            package_version: "1.0.0".into(),
+            runtime: "node".into(),
+            launcher: "npx".into(),
+            placeholders: vec![],
+        });
+        rep.resummarize();
+        rep
+    }
+
+    #[test]
+    fn the_leaderboard_ranks_by_worst_verdict_then_host_wait() {
+        let (columns, rows) = leaderboard(&census());
+        assert_eq!(columns[0].0, "vscode");
+        let order: Vec<&str> = rows.iter().map(|r| r.server.as_str()).collect();
+        assert_eq!(order, ["fast", "slow", "keyed"]);
+        assert_eq!(rows[0].name, "io.github.a/fast");
+        assert_eq!(rows[0].launcher, "npx");
+        assert_eq!(rows[1].worst, Worst::Warning);
+        assert_eq!(rows[1].hosts[0].as_ref().unwrap().0, "10.0 s, SIGTERM");
+        assert_eq!(rows[2].worst, Worst::NotTestable);
+        assert_eq!(rows[2].hosts[0].as_ref().unwrap().0, "needs credentials");
+    }
+
+    #[test]
+    fn a_server_that_never_reached_a_session_could_not_run() {
+        use crate::model::{CaseError, ErrorKind};
+        let mut crashed = result("c", "close", Stage::Eof, 3.0);
+        crashed.observation.error = Some(CaseError {
+            kind: ErrorKind::ExitedBeforeHandshake,
+            message: "exit 1".into(),
+        });
+        let at_start = result("c", "stdin-null", Stage::Eof, 3.0);
+        assert_eq!(worst(&[&crashed, &at_start]), Worst::CouldNotRun);
+        let fine = result("c", "exit", Stage::Eof, 3.0);
+        assert_ne!(worst(&[&crashed, &fine]), Worst::CouldNotRun);
+    }
+
+    #[test]
+    fn every_server_gets_a_page_badges_and_a_snippet() {
+        let rep = census();
+        let files = render(&rep, Some("https://example.org/census/"));
+        let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+        for s in ["fast", "slow", "keyed"] {
+            for f in [
+                format!("servers/{s}.html"),
+                format!("servers/{s}.md"),
+                format!("badges/{s}.svg"),
+                format!("badges/{s}.json"),
+                format!("badges/{s}-hosts.svg"),
+            ] {
+                assert!(names.contains(&f.as_str()), "{f}: {names:?}");
+            }
+        }
+        let get = |n: &str| &files.iter().find(|(f, _)| f == n).unwrap().1;
+        let index = get("index.html");
+        assert_eq!(index.matches("<tr class=\"server\"").count(), 3);
+        assert!(index.contains("href=\"servers/fast.html\""));
+        let keyed = get("badges/keyed.json");
+        assert!(keyed.contains("not testable: needs credentials"), "{keyed}");
+        let page = get("servers/fast.html");
+        assert!(page.contains("https://example.org/census/badges/fast.svg"));
+        assert!(!page.contains(">slow<"), "only its own cases");
+        assert_eq!(files, render(&rep, Some("https://example.org/census/")));
+        let md = get("leaderboard.md");
+        assert_eq!(md.lines().count(), 2 + 3, "{md}");
+        assert!(
+            md.contains("| 1 | `io.github.a/fast` | 1.0.0 | node (npx) | SUCCESS |"),
+            "{md}"
+        );
+    }
+}

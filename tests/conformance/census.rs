@@ -1,0 +1,322 @@
+//! `mcp-shutdown census` end to end, with real published servers (npm and PyPI) installed
+//! into a shared cache and launched offline from it: a malformed listing gives a reason per
+//! entry (file, entry, field) and still runs the valid rest; a small listing runs with
+//! `--site` and gives a leaderboard row per server; a server that refuses placeholder
+//! credentials is "not testable", never a failure; `diff` compares two census reports; the
+//! leaderboard page loads in headless Chromium.
+//!
+//! The cache is `$MCP_SHUTDOWN_CENSUS_CACHE`, else `target/census-cache` (kept between runs:
+//! the first run downloads three packages and uv, about two minutes; later runs install
+//! nothing). Each run uses two scenarios (`close` and the VS Code host) to stay short.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-shutdown");
+const EVERYTHING: &str = "modelcontextprotocol-server-everything-2026.8.31";
+const TIME: &str = "mcp-server-time-2026.10.19";
+const STRIPE: &str = "stripe-mcp-0.3.3";
+
+fn cache() -> PathBuf {
+    std::env::var_os("MCP_SHUTDOWN_CENSUS_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_TARGET_TMPDIR"))
+                .parent()
+                .unwrap()
+                .join("census-cache")
+        })
+}
+
+/// One census run: its directory (`r.json`, the site in `site/`) and its output.
+struct Run {
+    dir: PathBuf,
+    out: Output,
+}
+
+impl Run {
+    fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.out.stderr).into_owned()
+    }
+
+    fn report(&self) -> Value {
+        serde_json::from_slice(&fs::read(self.dir.join("r.json")).unwrap()).unwrap()
+    }
+}
+
+fn census(listing: &str, tag: &str, site: bool) -> Run {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("census-{tag}"));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let mut cmd = Command::new(BIN);
+    cmd.args(["census", "--listing", listing, "--cache"])
+        .arg(cache())
+        .args(["--scenario", "close", "--scenario", "close:vscode"])
+        .args(["--format", "text", "--output"])
+        .arg(dir.join("r.json"))
+        .stdin(Stdio::null());
+    if site {
+        cmd.arg("--site").arg(dir.join("site"));
+    }
+    let out = cmd.output().unwrap();
+    let run = Run { dir, out };
+    // 0, or 1 when a real server misses a SHOULD: a finding, not a failure of the command.
+    assert!(
+        matches!(run.out.status.code(), Some(0 | 1)),
+        "census {listing}: {}\n{}",
+        run.out.status,
+        run.stderr()
+    );
+    run
+}
+
+fn malformed() -> &'static Run {
+    static RUN: OnceLock<Run> = OnceLock::new();
+    RUN.get_or_init(|| census("conformance/census/malformed.json", "malformed", false))
+}
+
+fn small() -> &'static Run {
+    static RUN: OnceLock<Run> = OnceLock::new();
+    RUN.get_or_init(|| census("conformance/census/small.json", "small", true))
+}
+
+fn servers(report: &Value) -> Vec<String> {
+    let mut s: Vec<String> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["server"].as_str().unwrap().to_string())
+        .collect();
+    s.dedup();
+    s
+}
+
+#[test]
+fn a_malformed_listing_names_file_entry_and_field_and_runs_the_valid_rest() {
+    let run = malformed();
+    let err = run.stderr();
+    let file = "conformance/census/malformed.json";
+    for (entry, field) in [
+        (
+            "entry 0 (io.github.example/missing-version)",
+            "/servers/0/server/packages/0/version (line 10): missing `version`",
+        ),
+        (
+            "entry 1 (io.github.example/container-only)",
+            "/servers/1/server/packages/0/registryType",
+        ),
+        (
+            "entry 4 (io.github.example/http-package)",
+            "/servers/4/server/packages/0/transport/type",
+        ),
+        (
+            "entry 5 (io.github.example/needs-host)",
+            "/servers/5/server/packages/0/environmentVariables/0",
+        ),
+        (
+            "entry 6 (io.github.example/wrong-types)",
+            "/servers/6/server/packages/0/version (line 128): `version` must be a string",
+        ),
+        (
+            "entry 7 (io.github.example/crate)",
+            "unknown registryType `cargo`",
+        ),
+        (
+            "entry 9 (io.github.example/remote-only)",
+            "/servers/9/server/remotes",
+        ),
+        (
+            "entry 11 (io.github.example/args-object)",
+            "/servers/11/server/packages/0/packageArguments",
+        ),
+        (
+            "entry 12 (not a reverse dns name)",
+            "/servers/12/server/name",
+        ),
+    ] {
+        let line = err
+            .lines()
+            .find(|l| l.starts_with(file) && l.contains(entry))
+            .unwrap_or_else(|| panic!("no line for {entry}:\n{err}"));
+        assert!(line.contains(field), "{line}");
+    }
+    assert_eq!(
+        err.lines().filter(|l| l.starts_with(file)).count(),
+        13,
+        "{err}"
+    );
+    assert!(err.contains("2 entries to run, 13 skipped"), "{err}");
+    assert_eq!(servers(&run.report()), [EVERYTHING, TIME]);
+}
+
+#[test]
+fn a_small_listing_runs_end_to_end_into_a_leaderboard_with_every_row() {
+    let run = small();
+    let report = run.report();
+    assert_eq!(servers(&report), [EVERYTHING, TIME, STRIPE]);
+    let site = run.dir.join("site");
+    let index = fs::read_to_string(site.join("index.html")).unwrap();
+    assert_eq!(index.matches("<tr class=\"server\"").count(), 3, "{index}");
+    for (server, name) in [
+        (
+            EVERYTHING,
+            "io.github.modelcontextprotocol/server-everything",
+        ),
+        (TIME, "io.github.modelcontextprotocol/server-time"),
+        (STRIPE, "io.github.stripe/mcp"),
+    ] {
+        assert!(
+            index.contains(&format!("<a href=\"servers/{server}.html\">{name}</a>")),
+            "no row for {name}"
+        );
+        for f in [
+            format!("servers/{server}.html"),
+            format!("servers/{server}.md"),
+            format!("badges/{server}.svg"),
+            format!("badges/{server}.json"),
+            format!("badges/{server}-hosts.svg"),
+            format!("badges/{server}-hosts.json"),
+        ] {
+            assert!(site.join(&f).is_file(), "{f} missing");
+        }
+        let page = fs::read_to_string(site.join(format!("servers/{server}.html"))).unwrap();
+        assert!(
+            page.contains(name) && page.contains("README snippet"),
+            "{server}"
+        );
+    }
+    assert!(index.contains("<th title=\"source: microsoft/vscode\">vscode</th>"));
+    assert!(index.contains(">node</td><td>npx</td>") && index.contains(">python</td><td>uvx</td>"));
+    let saved: Value =
+        serde_json::from_slice(&fs::read(site.join("report.json")).unwrap()).unwrap();
+    assert_eq!(saved, report, "the site's report.json is the run's");
+    let info = &report["servers"][TIME]["package"];
+    assert_eq!(info["launcher"], "uvx");
+    assert_eq!(info["identifier"], "mcp-server-time");
+}
+
+#[test]
+fn a_server_refusing_placeholder_credentials_is_not_testable_never_a_failure() {
+    let run = small();
+    let report = run.report();
+    let stripe: Vec<&Value> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["server"] == STRIPE)
+        .collect();
+    assert_eq!(stripe.len(), 2);
+    for r in &stripe {
+        assert_eq!(r["not_testable"]["reason"], "needs-credentials", "{r:#}");
+        assert!(r["not_testable"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("STRIPE_SECRET_KEY"));
+        for c in r["checks"].as_array().unwrap() {
+            assert!(
+                !matches!(c["status"].as_str(), Some("FAILURE" | "WARNING")),
+                "{c:#}"
+            );
+        }
+    }
+    assert_eq!(report["summary"]["not_testable"], 2);
+    let text = String::from_utf8_lossy(&run.out.stdout);
+    assert!(
+        text.contains(&format!(
+            "SKIP     {STRIPE} close: not testable: needs credentials"
+        )),
+        "{text}"
+    );
+    let index = fs::read_to_string(run.dir.join("site/index.html")).unwrap();
+    let row = index
+        .lines()
+        .find(|l| l.contains(&format!("data-server=\"{STRIPE}\"")))
+        .unwrap();
+    assert!(row.contains("not testable: needs credentials"), "{row}");
+    let badge = fs::read_to_string(run.dir.join(format!("site/badges/{STRIPE}.json"))).unwrap();
+    assert!(badge.contains("not testable: needs credentials"), "{badge}");
+    // JUnit: skipped, never a failure.
+    let junit = Command::new(BIN)
+        .args(["report", "render", "--format", "junit", "--from"])
+        .arg(run.dir.join("r.json"))
+        .output()
+        .unwrap();
+    let xml = String::from_utf8_lossy(&junit.stdout);
+    let suite = &xml[xml.find(&format!("name=\"{STRIPE}\"")).unwrap()..];
+    let suite = &suite[..suite.find("</testsuite>").unwrap()];
+    assert!(
+        suite.contains("<skipped") && !suite.contains("<failure"),
+        "{suite}"
+    );
+}
+
+#[test]
+fn diff_compares_two_census_reports() {
+    let (old, new) = (malformed().dir.join("r.json"), small().dir.join("r.json"));
+    let out = Command::new(BIN)
+        .arg("diff")
+        .arg(&old)
+        .arg(&new)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{}\n{said}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.contains(" new · 0 removed · "), "{said}");
+    let new_section = &said[said.find("### New").expect("stripe is new")..];
+    assert!(
+        new_section.contains(&format!("| {STRIPE} | close |")),
+        "{said}"
+    );
+    // The servers both listings share are compared check by check, not reported as new.
+    assert!(!new_section.contains(&format!("| {TIME} |")), "{said}");
+}
+
+#[test]
+fn the_leaderboard_loads_in_headless_chromium_with_every_row() {
+    if let Err(e) = crate::reports::chromium_installed() {
+        eprintln!("skipped: no headless Chromium for the leaderboard page: {e}");
+        return;
+    }
+    let run = small();
+    let page = run.dir.join("site/index.html");
+    let (status, dom, stderr) = crate::reports::headless(
+        &page,
+        &["--dump-dom".into(), "--enable-logging=stderr".into()],
+    );
+    assert!(status.success(), "chromium --dump-dom: {status}\n{stderr}");
+    assert!(
+        !stderr.contains("Uncaught") && !stderr.contains(":CONSOLE"),
+        "the page's script failed:\n{stderr}"
+    );
+    // The script's last act: counting the rows it can sort.
+    assert!(dom.contains("data-rows=\"3\""), "{dom:.400}");
+    for s in [EVERYTHING, TIME, STRIPE] {
+        assert!(
+            dom.contains(&format!("data-server=\"{s}\"")),
+            "no row for {s}"
+        );
+    }
+    let png = run.dir.join("leaderboard.png");
+    let (status, _, stderr) = crate::reports::headless(
+        &page,
+        &[
+            format!("--screenshot={}", png.display()),
+            "--window-size=1400,900".into(),
+        ],
+    );
+    assert!(
+        status.success(),
+        "chromium --screenshot: {status}\n{stderr}"
+    );
+    let bytes = fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
+    assert!(bytes.len() > 10 * 1024, "{} bytes only", bytes.len());
+}
