@@ -22,6 +22,9 @@ pub enum Error {
     Unknown(#[from] UnknownId),
     #[error(transparent)]
     Merge(#[from] MergeError),
+    /// A bad `--sdk` argument, kit file or registry listing.
+    #[error(transparent)]
+    Kit(#[from] crate::kits::KitError),
     /// A command line that asks for something impossible.
     #[error("{0}")]
     Usage(String),

@@ -4,6 +4,7 @@
 pub mod args;
 pub mod plan;
 mod run;
+mod sdk;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -15,7 +16,7 @@ use crate::config::profiles::Profiles;
 use crate::error::Error;
 use crate::exit_codes;
 use crate::harness::locate;
-use crate::model::Report;
+use crate::model::{Report, Untested};
 use crate::render::{self, badge, diff, merge};
 use crate::rules::Catalogue;
 use args::{Cli, Cmd, ReportCmd};
@@ -47,26 +48,35 @@ pub fn run() -> Result<ExitCode, Error> {
         Cmd::Run {
             manifests,
             servers,
+            sdks,
+            shapes,
             opts,
         } => {
-            let bundled = manifests.is_empty();
+            let bundled = manifests.is_empty() && sdks.is_empty();
             let paths = if bundled {
                 vec![locate::bundled_suite()]
             } else {
                 manifests
             };
-            let chosen = select(manifest::load_all(&paths)?, &servers)?;
+            let mut loaded = manifest::load_all(&paths)?;
+            let sdk = if sdks.is_empty() {
+                sdk::SdkServers::default()
+            } else {
+                sdk::load(&sdks, &locate::kits_dir(), &locate::kit_cache())?
+            };
+            loaded.extend(sdk.manifests);
+            let chosen = select(by_shape(loaded, &shapes)?, &servers)?;
             let default_baseline = if bundled {
                 locate::bundled_baseline()
             } else {
                 None
             };
-            execute(&opts, &chosen, default_baseline)
+            execute(&opts, &chosen, default_baseline, sdk.untested)
         }
         Cmd::Check { opts, command } => {
             let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
             let server = manifest::adhoc(&command[0], &command[1..], &cwd);
-            execute(&opts, &[server], None)
+            execute(&opts, &[server], None, Vec::new())
         }
     }
 }
@@ -75,15 +85,38 @@ fn execute(
     opts: &args::RunOpts,
     servers: &[Manifest],
     default_baseline: Option<PathBuf>,
+    not_testable: Vec<Untested>,
 ) -> Result<ExitCode, Error> {
-    let plan = plan::plan(
+    let mut plan = plan::plan(
         opts,
         servers,
         default_baseline,
         &Catalogue::bundled(),
         &Profiles::bundled(),
     )?;
+    plan.not_testable = not_testable;
     run::execute(plan)
+}
+
+/// The servers of the shapes named by `--shape` (all when none is named).
+fn by_shape(loaded: Vec<Manifest>, shapes: &[String]) -> Result<Vec<Manifest>, Error> {
+    let has = |m: &Manifest, s: &str| m.about.shape.as_deref() == Some(s);
+    if let Some(s) = shapes.iter().find(|s| !loaded.iter().any(|m| has(m, s))) {
+        let mut known: Vec<&str> = loaded
+            .iter()
+            .filter_map(|m| m.about.shape.as_deref())
+            .collect();
+        known.sort_unstable();
+        known.dedup();
+        return Err(Error::Usage(format!(
+            "no server has shape `{s}` (shapes: {})",
+            known.join(", ")
+        )));
+    }
+    Ok(loaded
+        .into_iter()
+        .filter(|m| shapes.is_empty() || shapes.iter().any(|s| has(m, s)))
+        .collect())
 }
 
 /// The servers named by `--server` (all when none is named).

@@ -61,7 +61,8 @@ pub fn execute(plan: RunPlan) -> Result<ExitCode, Error> {
         .plumbing(plan.plumbing)
         .repeat(plan.repeat);
     let interrupted = on_interrupt(&harness);
-    let report = harness.run(&plan.cases);
+    let mut report = harness.run(&plan.cases);
+    report.not_testable = plan.not_testable.clone();
     crate::harness::release_cgroups();
     if interrupted.load(Ordering::SeqCst) {
         eprintln!("mcp-shutdown: interrupted; every server and descendant was stopped");

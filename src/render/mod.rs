@@ -6,10 +6,12 @@
 //! - [`text`]: the terminal matrix; [`junit`]: JUnit XML; [`markdown`]: a PR comment or job
 //!   summary; [`html`]: one self-contained page with timelines; [`badge`]: per-server badges;
 //! - [`merge`]: joins shards; [`diff`]: what changed between two reports, and the pruned view;
+//! - [`history`]: SDK versions side by side, and those not testable;
 //! - [`present`]: the wording every format shares.
 
 pub mod badge;
 pub mod diff;
+pub mod history;
 pub mod hosts;
 pub mod html;
 pub mod junit;
