@@ -150,6 +150,8 @@ fn prepare_all(jobs: &[Job], cache: &Path) -> Vec<Result<Prepared, NotTestable>>
 pub fn load(specs: &[String], kits_dir: &Path, cache: &Path) -> Result<SdkServers, Error> {
     let all = kits::load_kits(kits_dir)?;
     let jobs = jobs(requests(specs, &all)?)?;
+    let cache = std::path::absolute(cache).map_err(Error::io(cache))?;
+    let cache = cache.as_path();
     eprintln!("sdk: kit cache {}", cache.display());
     let mut out = SdkServers::default();
     for (job, outcome) in jobs.iter().zip(prepare_all(&jobs, cache)) {

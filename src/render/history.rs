@@ -47,6 +47,16 @@ pub struct Change {
     pub to: String,
 }
 
+/// A pre-release (`-rc.1`, `b1`) comes before its release, a build or post-release
+/// (`+local.1a2b3c4d`, `.post1`) after it.
+fn rank(tag: &str) -> i8 {
+    match tag {
+        "" => 0,
+        t if t.starts_with('+') || t.starts_with(".post") => 1,
+        _ => -1,
+    }
+}
+
 /// Orders versions by their numeric release parts, a pre-release tag before the release;
 /// enough for display (the kits' own ordering decides what a sweep contains).
 pub fn compare_versions(a: &str, b: &str) -> Ordering {
@@ -67,11 +77,8 @@ pub fn compare_versions(a: &str, b: &str) -> Ordering {
     na.resize(len, 0);
     nb.resize(len, 0);
     na.cmp(&nb)
-        .then_with(|| match (ta.is_empty(), tb.is_empty()) {
-            (true, false) => Ordering::Greater,
-            (false, true) => Ordering::Less,
-            _ => ta.cmp(tb),
-        })
+        .then_with(|| rank(ta).cmp(&rank(tb)))
+        .then_with(|| ta.cmp(tb))
         .then_with(|| a.cmp(b))
 }
 
@@ -434,9 +441,28 @@ mod tests {
 
     #[test]
     fn versions_order_numerically_with_pre_releases_first() {
-        let mut v = vec!["1.10.0", "1.9", "2.0.0b1", "2.0.0", "v0.3.0", "1.9.1"];
+        let mut v = vec![
+            "1.10.0",
+            "2.0.0+local.1a2b",
+            "1.9",
+            "2.0.0b1",
+            "2.0.0",
+            "v0.3.0",
+            "1.9.1",
+        ];
         v.sort_by(|a, b| compare_versions(a, b));
-        assert_eq!(v, ["v0.3.0", "1.9", "1.9.1", "1.10.0", "2.0.0b1", "2.0.0"]);
+        assert_eq!(
+            v,
+            [
+                "v0.3.0",
+                "1.9",
+                "1.9.1",
+                "1.10.0",
+                "2.0.0b1",
+                "2.0.0",
+                "2.0.0+local.1a2b"
+            ]
+        );
     }
 
     #[test]

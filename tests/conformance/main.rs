@@ -11,6 +11,7 @@ mod interrupt;
 mod repeat;
 mod reports;
 mod robust;
+mod sdk;
 mod support;
 mod yours;
 
