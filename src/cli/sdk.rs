@@ -78,7 +78,13 @@ fn reason(e: &NotTestable, line: &str, version: &str) -> String {
     }
     let text = e.to_string();
     let prefix = format!("{line} {version}: ");
-    text.strip_prefix(&prefix).unwrap_or(&text).to_string()
+    if let Some(rest) = text.strip_prefix(&prefix) {
+        return rest.to_string();
+    }
+    // A local source's errors name its label (`python local-1a2b3c4d: ...`), not its path.
+    text.strip_prefix(&format!("{line} local-"))
+        .and_then(|rest| rest.split_once(": "))
+        .map_or(text.clone(), |(_, rest)| rest.to_string())
 }
 
 /// The instances as manifests, through the same parser as a manifest on disk.
@@ -154,7 +160,10 @@ pub fn load(specs: &[String], kits_dir: &Path, cache: &Path) -> Result<SdkServer
     let cache = cache.as_path();
     eprintln!("sdk: kit cache {}", cache.display());
     let mut out = SdkServers::default();
-    for (job, outcome) in jobs.iter().zip(prepare_all(&jobs, cache)) {
+    let started = std::time::Instant::now();
+    let outcomes = prepare_all(&jobs, cache);
+    let seconds = started.elapsed().as_secs_f64();
+    for (job, outcome) in jobs.iter().zip(outcomes) {
         match outcome {
             Ok(p) => {
                 out.installs += usize::from(p.installed);
@@ -172,6 +181,15 @@ pub fn load(specs: &[String], kits_dir: &Path, cache: &Path) -> Result<SdkServer
             }),
         }
     }
+    // One line a benchmark can read: how long the versions took and how many installed.
+    eprintln!(
+        "sdk: {} version(s) in {seconds:.1} s: {} installed, {} cached, {} not testable; {} server(s)",
+        jobs.len(),
+        out.installs,
+        jobs.len() - out.installs - out.untested.len(),
+        out.untested.len(),
+        out.manifests.len()
+    );
     Ok(out)
 }
 
@@ -216,6 +234,12 @@ mod tests {
             what: "no binary".into(),
         };
         assert_eq!(reason(&e, "go", "1.0.0"), "no binary");
+        let e = NotTestable::Incomplete {
+            line: "go".into(),
+            version: "local-1a2b3c4d".into(),
+            what: "no binary".into(),
+        };
+        assert_eq!(reason(&e, "go", "../go-sdk"), "no binary");
         let e = NotTestable::MissingProgram {
             line: "go".into(),
             program: "go".into(),

@@ -186,3 +186,90 @@ fn a_patched_local_sdk_exits_on_eof_where_the_release_does_not() {
         "{text}"
     );
 }
+
+/// `mcp` 1.20.0's wheel with `stdin_reader` ending the process once stdin is exhausted,
+/// rezipped reproducibly (entries sorted, fixed timestamps, its RECORD line updated) so
+/// its content hash — the local label — is the same every run.
+fn patched_python_sdk(dir: &Path) -> PathBuf {
+    sh(Std::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--only-binary=:all:",
+        ])
+        .args(["mcp==1.20.0", "-d"])
+        .arg(dir.join("orig")));
+    let script = r#"
+import base64, hashlib, sys, zipfile
+src, dst = sys.argv[1], sys.argv[2]
+old = ("                    await read_stream_writer.send(session_message)\n"
+       "        except anyio.ClosedResourceError:\n            await anyio.lowlevel.checkpoint()\n")
+new = old + "        __import__('os')._exit(0)\n"
+with zipfile.ZipFile(src) as z:
+    files = {n: z.read(n) for n in z.namelist()}
+py = files["mcp/server/stdio.py"].decode()
+assert py.count(old) == 1, "stdin_reader changed"
+files["mcp/server/stdio.py"] = py.replace(old, new).encode()
+data = files["mcp/server/stdio.py"]
+digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+record = next(n for n in files if n.endswith(".dist-info/RECORD"))
+lines = [f"mcp/server/stdio.py,sha256={digest},{len(data)}" if l.startswith("mcp/server/stdio.py,") else l
+         for l in files[record].decode().splitlines()]
+files[record] = ("\n".join(lines) + "\n").encode()
+with zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as z:
+    for n in sorted(files):
+        z.writestr(zipfile.ZipInfo(n, (1980, 1, 1, 0, 0, 0)), files[n], zipfile.ZIP_DEFLATED)
+"#;
+    let name = "mcp-1.20.0-py3-none-any.whl";
+    std::fs::create_dir_all(dir.join("patched")).unwrap();
+    let out = dir.join("patched").join(name);
+    sh(Std::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(dir.join("orig").join(name))
+        .arg(&out));
+    // The kit dates a wheel by its mtime and resolves its dependencies as of then: 1.20.0's
+    // upload (2025-10-30T22:14:51Z), as for the release (today's pydantic breaks it).
+    let uploaded = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_761_862_491);
+    std::fs::File::options()
+        .write(true)
+        .open(&out)
+        .and_then(|f| f.set_modified(uploaded))
+        .unwrap();
+    out
+}
+
+/// The same proof for Python: `mcp` 1.20.0's thread shape (a non-daemon thread) needs
+/// SIGTERM after stdin closes; with the transport patched it exits on EOF.
+#[test]
+fn a_patched_local_python_sdk_exits_on_eof_where_the_release_does_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let whl = patched_python_sdk(tmp.path());
+    let out = cli()
+        .args(["run", "--sdk", "python@1.20.0", "--sdk"])
+        .arg(format!("python={}", whl.display()))
+        .args(["--shape", "thread", "--scenario", "close"])
+        .args(["--spec", "2026-07-28", "--format", "json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "{stderr}");
+    let by = |prefix: &str| {
+        results
+            .iter()
+            .find(|r| r["server"].as_str().unwrap().starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix}* in {results:?}"))
+    };
+    let published = by("python-1.20.0-thread");
+    let patched = by("python-local-");
+    assert_eq!(published["stage"], "sigterm", "{published}");
+    assert_eq!(check(published, "stdio-exit-on-eof"), "WARNING");
+    assert_eq!(patched["stage"], "eof", "{patched}");
+    assert_eq!(check(patched, "stdio-exit-on-eof"), "SUCCESS");
+}
