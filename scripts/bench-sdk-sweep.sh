@@ -44,7 +44,7 @@ total = t1 - t0
 run = total - inst_s
 print(f"pass {n}: {versions} versions ({installed} installed, {cached} cached, {untested} not testable), {servers} servers")
 print(f"  instantiate: {inst_s:.1f} s wall" + (f"; per installed version: median {sorted(steps)[len(steps)//2]:.1f} s, sum {sum(steps):.1f} s" if steps else ""))
-print(f"  run: {len(cases)} cases in {run:.1f} s wall (registry listing and start-up included); sum of the cases {case_sum:.1f} s: {case_sum / run if run > 0 else 0:.1f}x")
+print(f"  run: {len(cases)} cases in {run:.1f} s wall (registry listing and start-up included); sum of the cases {case_sum:.1f} s (each launch to clean-up, waits for a CPU token included): {case_sum / run if run > 0 else 0:.1f}x")
 print(f"  total: {total:.1f} s")
 EOF
 done
