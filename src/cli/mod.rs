@@ -212,3 +212,34 @@ fn rules(spec: Option<&str>) -> Result<ExitCode, Error> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shaped(name: &str, shape: Option<&str>) -> Manifest {
+        let mut m = manifest::adhoc("true", &[], Path::new("/tmp"));
+        m.name = name.into();
+        m.about.shape = shape.map(str::to_string);
+        m
+    }
+
+    #[test]
+    fn shapes_filter_and_unknown_ones_list_the_known() {
+        let all = || {
+            vec![
+                shaped("a-timer", Some("timer")),
+                shaped("a-plain", Some("plain")),
+                shaped("adhoc", None),
+            ]
+        };
+        let names = |v: Vec<Manifest>| v.into_iter().map(|m| m.name).collect::<Vec<_>>();
+        assert_eq!(names(by_shape(all(), &[]).unwrap()).len(), 3);
+        assert_eq!(
+            names(by_shape(all(), &["timer".into()]).unwrap()),
+            ["a-timer"]
+        );
+        let e = by_shape(all(), &["timre".into()]).unwrap_err().to_string();
+        assert!(e.contains("`timre`") && e.contains("plain, timer"), "{e}");
+    }
+}

@@ -407,6 +407,9 @@ mod tests {
             ),
             "{md}"
         );
+        let html = crate::render::html::render(&rep);
+        assert!(html.contains("<h2>History · typescript: 4 versions, 1.2.0 … 1.11.0</h2>"));
+        assert!(html.contains("<td>1.2.0–1.9.0 sigterm · 1.10.0– eof</td>"));
     }
 
     #[test]
