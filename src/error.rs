@@ -25,6 +25,9 @@ pub enum Error {
     Merge(#[from] MergeError),
     #[error(transparent)]
     Listing(#[from] ListingError),
+    /// A bad `--sdk` argument, kit file or registry listing.
+    #[error(transparent)]
+    Kit(#[from] crate::kits::KitError),
     /// A command line that asks for something impossible.
     #[error("{0}")]
     Usage(String),

@@ -87,6 +87,7 @@ pub mod internals {
                 .infos(results.iter().map(|r| &r.scenario)),
             summary: Default::default(),
             results,
+            not_testable: Vec::new(),
         };
         r.resummarize();
         r

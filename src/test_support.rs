@@ -255,6 +255,7 @@ pub fn report_of(results: Vec<JudgedCase>) -> Report {
             .infos(results.iter().map(|r| &r.scenario)),
         summary: Default::default(),
         results,
+        not_testable: Vec::new(),
     };
     r.resummarize();
     r

@@ -29,6 +29,15 @@ pub enum Cmd {
         /// Only these servers (by name); repeatable.
         #[arg(long = "server", value_name = "NAME")]
         servers: Vec<String>,
+        /// SDK kit instances to run: `LINE@VERSION`, `LINE@latest`, `LINE@all`,
+        /// `LINE@FROM..TO`, or `LINE=PATH` (a local checkout or packed artifact); repeatable.
+        /// Installed into the kit cache (`MCP_SHUTDOWN_KIT_CACHE`, default
+        /// `target/kit-cache`); replaces the bundled suite unless `--manifest` is given too.
+        #[arg(long = "sdk", value_name = "SPEC")]
+        sdks: Vec<String>,
+        /// Only servers of these shapes (`[about] shape`: timer, plain, ...); repeatable.
+        #[arg(long = "shape", value_name = "SHAPE")]
+        shapes: Vec<String>,
         #[command(flatten)]
         opts: RunOpts,
     },

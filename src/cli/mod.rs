@@ -5,6 +5,7 @@ pub mod args;
 mod census;
 pub mod plan;
 mod run;
+mod sdk;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -17,7 +18,7 @@ use crate::config::profiles::Profiles;
 use crate::error::Error;
 use crate::exit_codes;
 use crate::harness::locate;
-use crate::model::Report;
+use crate::model::{Report, Untested};
 use crate::render::{self, badge, conformance, diff, merge};
 use crate::rules::Catalogue;
 use args::{Cli, Cmd, ReportCmd};
@@ -49,21 +50,30 @@ pub fn run() -> Result<ExitCode, Error> {
         Cmd::Run {
             manifests,
             servers,
+            sdks,
+            shapes,
             opts,
         } => {
-            let bundled = manifests.is_empty();
+            let bundled = manifests.is_empty() && sdks.is_empty();
             let paths = if bundled {
                 vec![locate::bundled_suite()]
             } else {
                 manifests
             };
-            let chosen = select(manifest::load_all(&paths)?, &servers)?;
+            let mut loaded = manifest::load_all(&paths)?;
+            let sdk = if sdks.is_empty() {
+                sdk::SdkServers::default()
+            } else {
+                sdk::load(&sdks, &locate::kits_dir(), &locate::kit_cache())?
+            };
+            loaded.extend(sdk.manifests);
+            let chosen = select(by_shape(loaded, &shapes)?, &servers)?;
             let default_baseline = if bundled {
                 locate::bundled_baseline()
             } else {
                 None
             };
-            execute(&opts, &chosen, default_baseline)
+            execute(&opts, &chosen, default_baseline, sdk.untested)
         }
         Cmd::Census {
             listing,
@@ -85,7 +95,7 @@ pub fn run() -> Result<ExitCode, Error> {
         Cmd::Check { opts, command } => {
             let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
             let server = manifest::adhoc(&command[0], &command[1..], &cwd);
-            execute(&opts, &[server], None)
+            execute(&opts, &[server], None, Vec::new())
         }
     }
 }
@@ -94,15 +104,38 @@ fn execute(
     opts: &args::RunOpts,
     servers: &[Manifest],
     default_baseline: Option<PathBuf>,
+    not_testable: Vec<Untested>,
 ) -> Result<ExitCode, Error> {
-    let plan = plan::plan(
+    let mut plan = plan::plan(
         opts,
         servers,
         default_baseline,
         &Catalogue::bundled(),
         &Profiles::bundled(),
     )?;
+    plan.not_testable = not_testable;
     run::execute(plan)
+}
+
+/// The servers of the shapes named by `--shape` (all when none is named).
+fn by_shape(loaded: Vec<Manifest>, shapes: &[String]) -> Result<Vec<Manifest>, Error> {
+    let has = |m: &Manifest, s: &str| m.about.shape.as_deref() == Some(s);
+    if let Some(s) = shapes.iter().find(|s| !loaded.iter().any(|m| has(m, s))) {
+        let mut known: Vec<&str> = loaded
+            .iter()
+            .filter_map(|m| m.about.shape.as_deref())
+            .collect();
+        known.sort_unstable();
+        known.dedup();
+        return Err(Error::Usage(format!(
+            "no server has shape `{s}` (shapes: {})",
+            known.join(", ")
+        )));
+    }
+    Ok(loaded
+        .into_iter()
+        .filter(|m| shapes.is_empty() || shapes.iter().any(|s| has(m, s)))
+        .collect())
 }
 
 /// The servers named by `--server` (all when none is named).
@@ -223,4 +256,35 @@ fn rules(spec: Option<&str>) -> Result<ExitCode, Error> {
         println!();
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shaped(name: &str, shape: Option<&str>) -> Manifest {
+        let mut m = manifest::adhoc("true", &[], Path::new("/tmp"));
+        m.name = name.into();
+        m.about.shape = shape.map(str::to_string);
+        m
+    }
+
+    #[test]
+    fn shapes_filter_and_unknown_ones_list_the_known() {
+        let all = || {
+            vec![
+                shaped("a-timer", Some("timer")),
+                shaped("a-plain", Some("plain")),
+                shaped("adhoc", None),
+            ]
+        };
+        let names = |v: Vec<Manifest>| v.into_iter().map(|m| m.name).collect::<Vec<_>>();
+        assert_eq!(names(by_shape(all(), &[]).unwrap()).len(), 3);
+        assert_eq!(
+            names(by_shape(all(), &["timer".into()]).unwrap()),
+            ["a-timer"]
+        );
+        let e = by_shape(all(), &["timre".into()]).unwrap_err().to_string();
+        assert!(e.contains("`timre`") && e.contains("plain, timer"), "{e}");
+    }
 }

@@ -10,7 +10,7 @@ use crate::config::profiles::Profiles;
 use crate::config::scenarios::{self, PlumbingOverride};
 use crate::error::Error;
 use crate::harness::Case;
-use crate::model::{Ending, Revision, ScenarioId, Status};
+use crate::model::{Ending, Revision, ScenarioId, Status, Untested};
 use crate::render::Format;
 use crate::rules::Catalogue;
 
@@ -30,6 +30,8 @@ pub struct RunPlan {
     pub write_baseline: Option<PathBuf>,
     /// The missed status that makes the exit code 1 (without a baseline).
     pub fail_threshold: Status,
+    /// `--sdk` versions that yield no server: reported, never run, not scored.
+    pub not_testable: Vec<Untested>,
 }
 
 /// The scenarios asked for: the default endings, `all` (every profile too), or a list.
@@ -218,6 +220,7 @@ pub fn plan(
             FailOn::Should => Status::Warning,
             FailOn::Must => Status::Failure,
         },
+        not_testable: Vec::new(),
     })
 }
 

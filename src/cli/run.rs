@@ -75,6 +75,7 @@ pub fn execute_with(
         .repeat(plan.repeat);
     let interrupted = on_interrupt(&harness);
     let mut report = harness.run(&plan.cases);
+    report.not_testable = plan.not_testable.clone();
     crate::harness::release_cgroups();
     if interrupted.load(Ordering::SeqCst) {
         eprintln!("mcp-shutdown: interrupted; every server and descendant was stopped");

@@ -40,3 +40,27 @@ pub fn bundled_suite() -> PathBuf {
 pub fn bundled_baseline() -> Option<PathBuf> {
     Some(bundled_suite().with_file_name("expected-failures.toml")).filter(|p| p.is_file())
 }
+
+/// The directory of SDK kits (`kits/<line>/kit.toml`).
+pub fn kits_dir() -> PathBuf {
+    let local = Path::new("kits");
+    if local.join("README.md").is_file() {
+        return local.to_path_buf();
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("kits")
+}
+
+/// Where `--sdk` installs kit instances: `MCP_SHUTDOWN_KIT_CACHE`, else `target/kit-cache`
+/// of this repository. In the repository tree as the fixtures' `[setup]` installs are, so
+/// that `cargo test` and `mcp-shutdown run --sdk` share one cache (and a CI cache of
+/// `target/` keeps it), and `cargo clean` removes it.
+pub fn kit_cache() -> PathBuf {
+    if let Some(p) = std::env::var_os("MCP_SHUTDOWN_KIT_CACHE").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    kits_dir()
+        .parent()
+        .map(|repo| repo.join("target"))
+        .unwrap_or_else(|| PathBuf::from("target"))
+        .join("kit-cache")
+}

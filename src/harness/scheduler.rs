@@ -207,6 +207,7 @@ impl Harness {
             profiles: self.profiles.infos(cases.iter().map(|c| &c.scenario)),
             summary: Default::default(),
             results,
+            not_testable: Vec::new(),
         };
         report.resummarize();
         report

@@ -20,7 +20,7 @@ pub use observation::{
 pub use profile::{ProfileBasis, ProfileInfo, ProfileKind, SourceRef};
 pub use report::{
     Containment, Host, JudgedCase, Latency, Membership, NotTestable, NotTestableReason,
-    PackageInfo, Quote, Repeat, Report, RuleInfo, RunOutcome, ServerInfo, Summary, Tool,
+    PackageInfo, Quote, Repeat, Report, RuleInfo, RunOutcome, ServerInfo, Summary, Tool, Untested,
 };
 pub use scenario::{
     stage_after, Action, Driver, GroupKind, Ladder, Plumbing, PlumbingOverride, Scenario, Stage,

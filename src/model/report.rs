@@ -137,6 +137,18 @@ pub struct NotTestable {
     pub message: String,
 }
 
+/// An SDK version that was asked for (`--sdk`) but yields no server to run: a release no
+/// template supports, an installation that failed, a missing toolchain. Carried in the report
+/// so a sweep shows its gaps instead of silently dropping them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Untested {
+    /// The SDK line (kit id): `typescript`, `python`, ...
+    pub line: String,
+    /// The version as asked for, or the local label (`local-1a2b3c4d`).
+    pub version: String,
+    pub reason: String,
+}
+
 /// A passage of the spec a rule quotes, for the report's revision.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Quote {
@@ -292,6 +304,15 @@ pub struct Report {
     pub profiles: BTreeMap<ProfileId, ProfileInfo>,
     pub results: Vec<JudgedCase>,
     pub summary: Summary,
+    /// SDK versions asked for that could not be made into servers, and why (reports before
+    /// it was recorded, and runs without `--sdk`: none). The JSON key says "versions": a
+    /// result's own `not_testable` is a server that ran and could not be judged.
+    #[serde(
+        rename = "not_testable_versions",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub not_testable: Vec<Untested>,
 }
 
 impl Report {

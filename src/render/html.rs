@@ -7,6 +7,7 @@
 
 use askama::Template;
 
+use super::history;
 use super::hosts::{self, is_host_scenario};
 use super::present::{
     action_label, actual, axes, cells, held_by, index_of, judged, left_behind, ms, outcome,
@@ -49,7 +50,16 @@ struct Page<'a> {
     host_columns: Vec<(String, String)>,
     host_rows: Vec<HostRow>,
     profiles: Vec<ProfileView>,
+    histories: Vec<HistoryView>,
+    /// (line, versions, reason) of the `--sdk` versions that yield no server.
+    untested: Vec<(String, String, String)>,
     cases: Vec<CaseView>,
+}
+
+/// One SDK line's history: a header and (shape, ending, stage by version, changed at) rows.
+struct HistoryView {
+    header: String,
+    rows: Vec<[String; 4]>,
 }
 
 struct HostRow {
@@ -183,6 +193,11 @@ pub fn render_with(report: &Report, header: String) -> String {
         host_columns,
         host_rows,
         profiles: profile_views(report),
+        histories: history_views(report),
+        untested: history::untested_groups(&report.not_testable)
+            .into_iter()
+            .map(|(l, v, r)| (l.to_string(), v.join(", "), r.to_string()))
+            .collect(),
         cases: report
             .results
             .iter()
@@ -191,6 +206,33 @@ pub fn render_with(report: &Report, header: String) -> String {
             .collect(),
     };
     page.render().expect("the report page renders")
+}
+
+fn history_views(report: &Report) -> Vec<HistoryView> {
+    history::histories(report)
+        .into_iter()
+        .map(|h| HistoryView {
+            header: format!(
+                "{}: {} versions, {} … {}",
+                h.line,
+                h.versions.len(),
+                h.versions.first().map_or("", String::as_str),
+                h.versions.last().map_or("", String::as_str)
+            ),
+            rows: h
+                .rows
+                .iter()
+                .map(|r| {
+                    [
+                        r.shape.clone(),
+                        r.scenario.clone(),
+                        history::runs_text(&r.runs),
+                        history::changes_text(&r.changes),
+                    ]
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 /// The host view's columns (label, source) and rows.

@@ -126,6 +126,7 @@ pub fn render(report: &Report) -> String {
         escape(&report.host.kernel),
     );
     host_view(report, &mut out);
+    super::history::markdown(report, &mut out);
     profiles(report, &mut out);
     let found = findings(report);
     out.push_str("### Findings\n\n");

@@ -59,6 +59,7 @@ pub fn merge(parts: Vec<Report>) -> Result<Report, MergeError> {
         merged.rules.extend(p.rules);
         merged.profiles.extend(p.profiles);
         merged.results.extend(p.results);
+        merged.not_testable.extend(p.not_testable);
     }
     merged
         .results
@@ -73,6 +74,11 @@ pub fn merge(parts: Vec<Report>) -> Result<Report, MergeError> {
             scenario: w[0].scenario.to_string(),
         });
     }
+    // Shards of one sweep each list the versions they could not build.
+    merged
+        .not_testable
+        .sort_by(|a, b| (&a.line, &a.version).cmp(&(&b.line, &b.version)));
+    merged.not_testable.dedup();
     merged.resummarize();
     Ok(merged)
 }

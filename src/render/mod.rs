@@ -7,11 +7,13 @@
 //!   summary; [`html`]: one self-contained page with timelines; [`badge`]: per-server badges;
 //! - [`merge`]: joins shards; [`diff`]: what changed between two reports, and the pruned view;
 //! - [`conformance`]: the official MCP conformance suite's `checks.json` layout (a directory);
+//! - [`history`]: SDK versions side by side, and those not testable;
 //! - [`present`]: the wording every format shares.
 
 pub mod badge;
 pub mod conformance;
 pub mod diff;
+pub mod history;
 pub mod hosts;
 pub mod html;
 pub mod junit;

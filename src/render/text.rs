@@ -37,6 +37,7 @@ pub fn render(report: &Report) -> String {
     host_view(report, &mut out);
     findings(report, &mut out);
     held(report, &mut out);
+    super::history::text(report, &mut out);
     for (id, p) in report
         .profiles
         .iter()

@@ -13,6 +13,7 @@ mod packaging;
 mod repeat;
 mod reports;
 mod robust;
+mod sdk;
 mod support;
 mod yours;
 
