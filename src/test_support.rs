@@ -89,17 +89,28 @@ fn steps(r: &JudgedCase, upto: usize) -> Vec<StepRecord> {
         .collect()
 }
 
-pub fn results(spec: &str) -> Vec<JudgedCase> {
-    use Outcome::*;
-    let ok_stdout = || {
-        check(
-            RuleId::StdioStdoutOnlyMcp,
-            Pass,
-            "2 message(s), all valid JSON-RPC",
-            spec,
-        )
-    };
+/// The stdout check every well-behaved case has.
+fn ok_stdout(spec: &str) -> Check {
+    check(
+        RuleId::StdioStdoutOnlyMcp,
+        Outcome::Pass,
+        "2 message(s), all valid JSON-RPC",
+        spec,
+    )
+}
 
+pub fn results(spec: &str) -> Vec<JudgedCase> {
+    vec![
+        timer_close(spec),
+        timer_crash(spec),
+        fixed_close(spec),
+        fixed_crash(spec),
+        mute(spec),
+    ]
+}
+
+fn timer_close(spec: &str) -> JudgedCase {
+    use Outcome::*;
     let mut timer_close = case(
         "timer",
         "close",
@@ -118,9 +129,13 @@ pub fn results(spec: &str) -> Vec<JudgedCase> {
             spec,
         ),
         check(RuleId::StdioNoForcedKill, Pass, "ended before SIGKILL (sigterm)", spec),
-        ok_stdout(),
+        ok_stdout(spec),
     ];
+    timer_close
+}
 
+fn timer_crash(spec: &str) -> JudgedCase {
+    use Outcome::*;
     let mut timer_crash = case("timer", "crash", Some(Stage::Survived), None, None);
     timer_crash.steps = steps(&timer_crash, 1);
     timer_crash.leftovers = vec![Leftover {
@@ -154,9 +169,13 @@ pub fn results(spec: &str) -> Vec<JudgedCase> {
             "the server itself never exited; see the exit rules",
             spec,
         ),
-        ok_stdout(),
+        ok_stdout(spec),
     ];
+    timer_crash
+}
 
+fn fixed_close(spec: &str) -> JudgedCase {
+    use Outcome::*;
     let mut fixed_close = case(
         "fixed",
         "close",
@@ -178,9 +197,13 @@ pub fn results(spec: &str) -> Vec<JudgedCase> {
             "ended before SIGKILL (eof)",
             spec,
         ),
-        ok_stdout(),
+        ok_stdout(spec),
     ];
+    fixed_close
+}
 
+fn fixed_crash(spec: &str) -> JudgedCase {
+    use Outcome::*;
     let mut fixed_crash = case(
         "fixed",
         "crash",
@@ -202,9 +225,13 @@ pub fn results(spec: &str) -> Vec<JudgedCase> {
             "nothing it started outlived it",
             spec,
         ),
-        ok_stdout(),
+        ok_stdout(spec),
     ];
+    fixed_crash
+}
 
+fn mute(spec: &str) -> JudgedCase {
+    use Outcome::*;
     let why = "no answer to `initialize` within 10000 ms";
     let mut mute = case("mute", "close", None, None, None);
     mute.error = Some(CaseError {
@@ -221,8 +248,7 @@ pub fn results(spec: &str) -> Vec<JudgedCase> {
     .iter()
     .map(|id| check(*id, NotTestable, &nt, spec))
     .collect();
-
-    vec![timer_close, timer_crash, fixed_close, fixed_crash, mute]
+    mute
 }
 
 /// A report of `results`, scored against `spec`, carrying the catalogue's wording.
