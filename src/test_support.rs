@@ -259,31 +259,21 @@ pub fn report_for(spec: &str, results: Vec<JudgedCase>) -> Report {
     r
 }
 
-/// A bare report of `results` (no rule wording), as a unit test needs one.
+/// A bare report of `results` (no rule wording), as a unit test needs one: the library's
+/// own, with a fixed tool version and host so snapshots do not follow the machine.
 pub fn report_of(results: Vec<JudgedCase>) -> Report {
-    let mut r = Report {
-        schema_version: report::SCHEMA_VERSION,
-        tool: Tool {
-            name: "mcp-shutdown-conformance".into(),
-            version: "0.1.0".into(),
-        },
-        spec: rev(SPEC),
-        budgets: Budgets::default(),
-        host: Host {
-            os: "linux".into(),
-            kernel: "6.8.0".into(),
-            cpus: 4,
-            containment: None,
-        },
-        servers: Default::default(),
-        rules: Default::default(),
-        profiles: crate::config::profiles::Profiles::bundled()
-            .infos(results.iter().map(|r| &r.scenario)),
-        summary: Default::default(),
-        results,
-        not_testable: Vec::new(),
+    let mut r = crate::internals::report_of(results);
+    r.tool = Tool {
+        name: "mcp-shutdown-conformance".into(),
+        version: "0.1.0".into(),
     };
-    r.resummarize();
+    r.spec = rev(SPEC);
+    r.host = Host {
+        os: "linux".into(),
+        kernel: "6.8.0".into(),
+        cpus: 4,
+        containment: None,
+    };
     r
 }
 

@@ -337,7 +337,7 @@ fn resolve_command(command: &str, cwd: &Path) -> String {
 }
 
 /// Removes `.` and `..` components without touching the file system.
-fn normalize(p: &Path) -> PathBuf {
+pub(crate) fn normalize(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {

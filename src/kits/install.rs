@@ -15,6 +15,7 @@ use super::date;
 use super::registry::Release;
 use super::spec::{Kit, LocalRecipe, Recipe, Step, Variant};
 use super::template::{self, Unsupported};
+use crate::config::manifest::normalize;
 
 const STAMP: &str = ".kit-stamp";
 const LOCK_KEY: &str = ".kit-lock-key";
@@ -265,21 +266,6 @@ fn which(program: &str) -> Option<PathBuf> {
     std::env::split_paths(&paths)
         .map(|d| d.join(program))
         .find(|p| p.is_file())
-}
-
-/// Removes `.` and `..` components without touching the file system.
-fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// Where one source of one line lives, and the names it goes by.

@@ -113,6 +113,33 @@ fn check<'a>(result: &'a Value, rule: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no {rule} check in {result}"))
 }
 
+/// The report of a run with one release and one patched local build of it: the release
+/// needs SIGTERM after stdin closes (a missed SHOULD), the patched build exits on EOF.
+/// Returns the report and the patched build's server name.
+fn release_needs_sigterm_fix_exits_on_eof(
+    stdout: &[u8],
+    stderr: &str,
+    release: &str,
+    local: &str,
+) -> (Value, String) {
+    let report: Value = serde_json::from_slice(stdout).unwrap();
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "{stderr}");
+    let by = |prefix: &str| {
+        results
+            .iter()
+            .find(|r| r["server"].as_str().unwrap().starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix}* in {results:?}"))
+    };
+    let (published, patched) = (by(release), by(local));
+    assert_eq!(published["stage"], "sigterm", "{published}");
+    assert_eq!(check(published, "stdio-exit-on-eof"), "WARNING");
+    assert_eq!(patched["stage"], "eof", "{patched}");
+    assert_eq!(check(patched, "stdio-exit-on-eof"), "SUCCESS");
+    let name = patched["server"].as_str().unwrap().to_string();
+    (report, name)
+}
+
 /// One run: the published 1.24.0, the patched build of it, and 0.4.0 (no template fits):
 /// timer shape, `close` only, scored by the revision whose EOF rule is a SHOULD.
 #[test]
@@ -142,23 +169,13 @@ fn a_patched_local_sdk_exits_on_eof_where_the_release_does_not() {
         stderr.contains("sdk [3/3]"),
         "one progress line per version: {stderr}"
     );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let results = report["results"].as_array().unwrap();
-    assert_eq!(results.len(), 2, "{stderr}");
-    let by = |prefix: &str| {
-        results
-            .iter()
-            .find(|r| r["server"].as_str().unwrap().starts_with(prefix))
-            .unwrap_or_else(|| panic!("no {prefix}* in {results:?}"))
-    };
-    let published = by("typescript-1.24.0-timer");
-    let patched = by("typescript-local-");
-    assert_eq!(published["stage"], "sigterm", "{published}");
-    assert_eq!(check(published, "stdio-exit-on-eof"), "WARNING");
-    assert_eq!(patched["stage"], "eof", "{patched}");
-    assert_eq!(check(patched, "stdio-exit-on-eof"), "SUCCESS");
-    let local = patched["server"].as_str().unwrap();
-    let version = report["servers"][local]["sdk_version"].as_str().unwrap();
+    let (report, local) = release_needs_sigterm_fix_exits_on_eof(
+        &out.stdout,
+        &stderr,
+        "typescript-1.24.0-timer",
+        "typescript-local-",
+    );
+    let version = report["servers"][&local]["sdk_version"].as_str().unwrap();
     assert!(version.starts_with("1.24.0+local."), "{version}");
     let untested = &report["not_testable_versions"][0];
     assert_eq!(
@@ -257,19 +274,10 @@ fn a_patched_local_python_sdk_exits_on_eof_where_the_release_does_not() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let results = report["results"].as_array().unwrap();
-    assert_eq!(results.len(), 2, "{stderr}");
-    let by = |prefix: &str| {
-        results
-            .iter()
-            .find(|r| r["server"].as_str().unwrap().starts_with(prefix))
-            .unwrap_or_else(|| panic!("no {prefix}* in {results:?}"))
-    };
-    let published = by("python-1.20.0-thread");
-    let patched = by("python-local-");
-    assert_eq!(published["stage"], "sigterm", "{published}");
-    assert_eq!(check(published, "stdio-exit-on-eof"), "WARNING");
-    assert_eq!(patched["stage"], "eof", "{patched}");
-    assert_eq!(check(patched, "stdio-exit-on-eof"), "SUCCESS");
+    release_needs_sigterm_fix_exits_on_eof(
+        &out.stdout,
+        &stderr,
+        "python-1.20.0-thread",
+        "python-local-",
+    );
 }
