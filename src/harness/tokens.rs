@@ -135,7 +135,7 @@ fn token_dir() -> Option<PathBuf> {
         Some(d) if d.is_empty() => None,
         Some(d) => Some(PathBuf::from(d)),
         None => {
-            let uid = rustix::process::geteuid().as_raw();
+            let uid = nix::unistd::geteuid().as_raw();
             Some(std::env::temp_dir().join(format!("mcp-shutdown-cpu-tokens-{uid}")))
         }
     }

@@ -221,7 +221,7 @@ impl Fnv {
 
 /// An exclusive advisory lock on `path`, held until dropped. flock locks belong to the open
 /// file description, so threads of one process exclude each other as processes do.
-struct DirLock(#[allow(dead_code)] File);
+struct DirLock(#[allow(dead_code)] nix::fcntl::Flock<File>);
 
 /// The kit's cache-wide lock (`exclusive`), if it names one.
 fn exclusive(kit: &Kit, cache: &Path) -> Result<Option<DirLock>, NotTestable> {
@@ -248,13 +248,14 @@ fn lock(path: &Path) -> Result<DirLock, NotTestable> {
         .write(true)
         .open(path)
         .map_err(io(path))?;
-    rustix::fs::flock(&f, rustix::fs::FlockOperation::LockExclusive).map_err(|e| {
-        NotTestable::Io {
-            path: path.to_path_buf(),
-            source: e.into(),
-        }
-    })?;
-    Ok(DirLock(f))
+    let locked =
+        nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive).map_err(|(_, e)| {
+            NotTestable::Io {
+                path: path.to_path_buf(),
+                source: e.into(),
+            }
+        })?;
+    Ok(DirLock(locked))
 }
 
 /// Is `program` runnable: an existing path, or a name found on `PATH`? Returns its path.

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::drive::drive;
 use super::ladder::Ladder;
-use super::launch::{handshake, launch, Running, ServerStdin, StderrTap};
+use super::launch::{handshake, launch, settled_stdout, Running, ServerStdin, StderrTap};
 use super::link::Link;
 use super::protocol::CaseSpec;
 use super::{finish, live_tree, settle_descendants};
@@ -65,21 +65,13 @@ fn perform(action: Action, ends: &mut Ends, server: &Pidfd) -> u64 {
     t
 }
 
-/// Did a response to `id` arrive before stdout closed? Waits briefly for the reader to drain.
+/// Did a response to `id` arrive before the server ended? Call it once the reader has
+/// caught up with the stream (every message it took in is then in `rx`).
 fn answered(rx: &Receiver<WireEvent>, id: i64) -> bool {
-    let deadline = mono_ns() + 500_000_000;
-    while let Ok(ev) = rx.recv_timeout(Duration::from_nanos(deadline.saturating_sub(mono_ns()))) {
-        match ev {
-            WireEvent::Message(m)
-                if m.get("id").and_then(serde_json::Value::as_i64) == Some(id) =>
-            {
-                return true
-            }
-            WireEvent::Eof => return false,
-            WireEvent::Message(_) => {}
-        }
-    }
-    false
+    rx.try_iter().any(|ev| {
+        matches!(ev, WireEvent::Message(m)
+            if m.get("id").and_then(serde_json::Value::as_i64) == Some(id))
+    })
 }
 
 /// Launches and confirms the server; `None` when the case could not reach its ending (the
@@ -178,6 +170,7 @@ pub fn run(spec: &CaseSpec, link: &Link) -> Observation {
         stdin,
         stop_reading,
         record,
+        flusher,
         rx,
         watcher,
         mut sampler,
@@ -198,14 +191,14 @@ pub fn run(spec: &CaseSpec, link: &Link) -> Observation {
     result.runqueue_ms = ended.exit_ns.map(|_| ended.runqueue_ns as f64 / 1e6);
     result.steps = ended.steps;
     result.diagnostics = driven.diagnostics;
-    if spec.scenario.inflight {
-        result.inflight_answered = Some(answered(&rx, INFLIGHT_ID));
-    }
     if ended.stage != Stage::Survived {
         result.exit_status = server_child.wait().ok().map(ExitStatus::from);
     }
     let alive = settle_descendants(spec.budgets.prompt_ms, &[pidfd.pid()]);
-    let stdout = record.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let stdout = settled_stdout(&flusher, &record);
+    if spec.scenario.inflight {
+        result.inflight_answered = Some(answered(&rx, INFLIGHT_ID));
+    }
     finish(&mut result, &stdout, &tap, &alive, &before);
     result
 }

@@ -21,7 +21,7 @@ use crate::model::{
     Budgets, CaseError, ErrorKind, ExitStatus, GroupKind, HandshakeInfo, Plumbing, StdioKind,
     StdoutRecord, Via,
 };
-use crate::os::fdio::{self, Tail};
+use crate::os::fdio::{self, Flusher, Tail};
 use crate::os::procfs::{TreeReading, TreeSampler};
 use crate::os::{mono_ns, sched, Pidfd};
 use nix::fcntl::OFlag;
@@ -101,13 +101,15 @@ impl Peer for ServerStdin {
 }
 
 /// A budget of the server's own silence: wall time minus the time its tree spent queued for
-/// a CPU and minus the slices in which it was writing to stdout, sampled every slice; with
-/// the ladder's wall-clock backstop. A server that is talking (a big answer, a flood the
-/// harness is still reading) has not failed to answer: how fast the harness's reader drains
-/// its pipe on a busy machine must not decide the verdict.
+/// a CPU and minus the slices in which it was writing to stdout or its output sat unread in
+/// the pipe, sampled every slice; with the ladder's wall-clock backstop. A server that is
+/// talking (a big answer, a flood the harness is still reading) has not failed to answer:
+/// how fast the harness's reader drains its pipe on a busy machine must not decide the
+/// verdict.
 pub struct OwnTime<'a> {
     sampler: &'a mut TreeSampler,
     record: &'a Mutex<StdoutRecord>,
+    stdout: &'a Flusher,
     budget_ms: u64,
     start_ns: u64,
     last_ns: u64,
@@ -120,7 +122,7 @@ impl<'a> OwnTime<'a> {
     /// Counting from `start_ns` (the launch), which the sampler's tree started at.
     pub fn new(
         sampler: &'a mut TreeSampler,
-        record: &'a Mutex<StdoutRecord>,
+        (record, stdout): (&'a Mutex<StdoutRecord>, &'a Flusher),
         start_ns: u64,
         budget_ms: u64,
     ) -> Self {
@@ -130,6 +132,7 @@ impl<'a> OwnTime<'a> {
         Self {
             sampler,
             record,
+            stdout,
             budget_ms,
             start_ns,
             last_ns: now,
@@ -151,7 +154,7 @@ impl Deadline for OwnTime<'_> {
         let bytes = stdout_bytes(self.record);
         let wall = now.saturating_sub(self.last_ns);
         let queued = r.queued_ns.saturating_sub(self.last.queued_ns);
-        if bytes == self.last_bytes {
+        if bytes == self.last_bytes && self.stdout.unread() == 0 {
             self.own_ns += wall - queued.min(wall);
         }
         (self.last_ns, self.last, self.last_bytes) = (now, r, bytes);
@@ -174,6 +177,7 @@ pub struct Running {
     /// Dropping it stops the stdout reader, which then closes its end (a host that quits).
     pub stop_reading: Option<OwnedFd>,
     pub record: Arc<Mutex<StdoutRecord>>,
+    pub flusher: Flusher,
     pub rx: Receiver<WireEvent>,
     pub started_ns: u64,
     pub watcher: Option<Receiver<u64>>,
@@ -181,12 +185,17 @@ pub struct Running {
 }
 
 impl Running {
+    /// What the server has written so far, all of it taken in (see [`settled_stdout`]).
     pub fn stdout_record(&self) -> StdoutRecord {
-        self.record
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        settled_stdout(&self.flusher, &self.record)
     }
+}
+
+/// The stdout record once the reader has caught up with the stream: the reading thread may
+/// still be waiting for a CPU when the server has already written its last bytes and exited.
+pub fn settled_stdout(flusher: &Flusher, record: &Mutex<StdoutRecord>) -> StdoutRecord {
+    flusher.flush(Duration::from_secs(30));
+    record.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
 fn harness_error(message: String) -> CaseError {
@@ -315,7 +324,7 @@ pub fn launch(
     let child = spawned.map_err(|e| spawn_failed(launch, e))?;
     let pidfd = Pidfd::open(child.id()).map_err(|e| harness_error(format!("pidfd_open: {e}")))?;
     let watcher = pidfd.watch().ok();
-    let (stdout, stop_reading) = fdio::Stoppable::new(ours_out)
+    let (stdout, stop_reading, flusher) = fdio::Stoppable::new(ours_out)
         .map_err(|e| harness_error(format!("cannot make a pipe: {e}")))?;
     let record = Arc::new(Mutex::new(StdoutRecord::default()));
     let (tx, rx) = channel();
@@ -332,6 +341,7 @@ pub fn launch(
         child,
         pidfd,
         record,
+        flusher,
         rx,
         started_ns,
         watcher,
@@ -348,7 +358,7 @@ pub fn handshake(
     let stdin = run.stdin.as_mut().expect("stdin open during handshake");
     let mut deadline = OwnTime::new(
         &mut run.sampler,
-        &run.record,
+        (&run.record, &run.flusher),
         run.started_ns,
         budgets.handshake_ms,
     );
