@@ -12,6 +12,7 @@ use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::exits_unless_idle;
 use super::ladder::wall_cap_ms;
 use super::link::spawn_guard;
 use crate::config::manifest::{Launch, Protocol};
@@ -366,12 +367,11 @@ pub fn handshake(
         Ok(info) => return Ok(info),
         Err(f) => f,
     };
-    // A crash shows up as closed stdout or a failed write; give the exit a moment to land.
-    let settle = match failure {
-        HandshakeFailure::Timeout { .. } => Duration::ZERO,
-        _ => Duration::from_millis(500),
+    // A crash shows up as closed stdout or a failed write; give the exit time to land.
+    let exited = match failure {
+        HandshakeFailure::Timeout { .. } => run.pidfd.has_exited(),
+        _ => exits_unless_idle(&run.pidfd, 500),
     };
-    let exited = run.pidfd.wait_exit(settle).ok().flatten().is_some();
     let record = run.stdout_record();
     let mut message = failure.to_string();
     let kind = if exited {

@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use crate::exit_codes;
 use crate::model::{Driver, Leftover, Observation, StdoutRecord, MAX_LEFTOVERS};
-use crate::os::{mono_ns, procfs, signals, tree, ProcInfo};
+use crate::os::{mono_ns, procfs, signals, tree, Pidfd, ProcInfo};
 use link::{abort, say_err, Link};
 use protocol::{recv, send, CaseSpec, FromSupervisor, ToSupervisor};
 
@@ -78,6 +78,32 @@ fn settle_descendants(prompt_ms: u64, except: &[i32]) -> Vec<ProcInfo> {
         }
         (last, last_ns) = (busy, now);
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits for `process` to exit for as long as it is doing something: gives up only once it
+/// has sat idle (as [`settle_descendants`] judges idleness) for `idle_ms`, so that an exit
+/// already under way (stdout closed, the interpreter finalising) lands however busy the
+/// machine is. True if it exited.
+fn exits_unless_idle(process: &Pidfd, idle_ms: u64) -> bool {
+    const MS: u64 = 1_000_000;
+    let start = mono_ns();
+    let cap = start + ladder::wall_cap_ms(idle_ms) * MS;
+    let (mut idle_ns, mut last_ns) = (0, start);
+    let mut last = procfs::process_busy_ns(process.pid());
+    loop {
+        if matches!(process.wait_exit(Duration::from_millis(20)), Ok(Some(_))) {
+            return true;
+        }
+        let (now, busy) = (mono_ns(), procfs::process_busy_ns(process.pid()));
+        let slice = now - last_ns;
+        if busy.saturating_sub(last) * 20 <= slice {
+            idle_ns += slice;
+        }
+        if idle_ns >= idle_ms * MS || now >= cap {
+            return false;
+        }
+        (last, last_ns) = (busy, now);
     }
 }
 

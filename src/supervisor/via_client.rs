@@ -11,12 +11,12 @@ use super::ladder::Ladder;
 use super::launch::StderrTap;
 use super::link::{spawn_guard, Link};
 use super::protocol::{recv, send, CaseSpec, ClientEvent, ClientMode, ToClient};
-use super::{finish, live_tree, settle_descendants};
+use super::{exits_unless_idle, finish, live_tree, settle_descendants};
 use crate::model::{
     Action, CaseError, ErrorKind, ExitStatus, Observation, SignalName, Stage, StdoutRecord,
 };
 use crate::os::procfs::{self, TreeSampler};
-use crate::os::{mono_ns, sched, terminal, Pidfd};
+use crate::os::{mono_ns, sched, signals, terminal, Pidfd};
 
 /// The stand-in client and what the supervisor learnt from it before the ending.
 struct Client {
@@ -159,9 +159,9 @@ fn record_ending(result: &mut Observation, ended: super::ladder::Ended, server: 
 /// The client never reported a handshake: ends it, and says why if the server did not.
 fn no_handshake(client: &mut Client, result: &mut Observation) {
     // If it died by itself, say how: a server can kill its parent. (Its stdout closes
-    // just before its exit is reported: give the exit a moment to land.)
+    // just before its exit is reported: give the exit time to land.)
     if let Some(fd) = &client.pidfd {
-        let _ = fd.wait_exit(std::time::Duration::from_millis(500));
+        exits_unless_idle(fd, 500);
     }
     let died = client.child.try_wait().ok().flatten();
     let _ = client.child.kill();
@@ -179,16 +179,29 @@ fn no_handshake(client: &mut Client, result: &mut Observation) {
     }
 }
 
-/// The exit status of a server that has exited, once it is the supervisor's to reap (a
-/// server whose parent is still exiting is reparented a moment later).
+/// The exit status of a server that has exited, once it is the supervisor's to reap: a
+/// server whose parent (the stand-in client, a terminal's job) is still exiting is
+/// reparented when that exit completes, however long a busy machine makes it take. The cap
+/// only guards against a parent that never goes; `None` when the zombie is gone or its
+/// parent stays.
 fn reap_soon(server: &Pidfd) -> Option<ExitStatus> {
-    let deadline = mono_ns() + 1_000_000_000;
+    let cap = mono_ns() + 30_000_000_000;
     loop {
         if let Some(s) = server.reap() {
             return Some(s);
         }
-        if mono_ns() >= deadline {
+        let parent = procfs::proc_info(server.pid())?.ppid;
+        if mono_ns() >= cap {
             return None;
+        }
+        match Pidfd::open(parent as u32) {
+            // Its parent is gone or is this supervisor: the zombie is ours to reap now.
+            _ if parent == signals::own_pid() => {}
+            Err(_) => {}
+            Ok(fd) => {
+                fd.wait_exit(std::time::Duration::from_millis(100)).ok();
+                continue;
+            }
         }
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
