@@ -13,12 +13,14 @@ use std::time::Duration;
 
 use super::launch::{handshake, launch};
 use super::protocol::{recv, send, CaseSpec, ClientEvent, ClientMode, ToClient};
-use crate::model::{SignalName, StdoutRecord};
+use crate::model::{CaseError, ErrorKind, ExitStatus, SignalName, StdoutRecord};
 use crate::os::{mono_ns, signals, terminal};
 
 /// The terminal's shell: leads a session on `tty`, starts the host as its foreground job
 /// (sharing the shell's pipes to the supervisor), and stays until the terminal goes away
-/// (SIGHUP) or the supervisor kills it.
+/// (SIGHUP) or the supervisor kills it. When the job ends it says so on the shared pipe: a
+/// supervisor still waiting for the job's handshake learns that it never will (a server can
+/// kill its host), instead of waiting for the case's deadline.
 fn shell(tty: &Path) -> i32 {
     let Ok(terminal) = terminal::lead_session_on(tty) else {
         return 2;
@@ -31,10 +33,23 @@ fn shell(tty: &Path) -> i32 {
         .arg(tty)
         .process_group(0)
         .spawn();
-    let Ok(job) = job else { return 2 };
+    let Ok(mut job) = job else { return 2 };
     if terminal::give_foreground(&terminal, job.id()).is_err() {
         return 2;
     }
+    let status = job.wait().ok().map(ExitStatus::from);
+    let error = CaseError {
+        kind: ErrorKind::Harness,
+        message: format!(
+            "the terminal's job (the host) ended ({}) before it reported the handshake (not by the harness: the server or another process killed the server's parent)",
+            status.map_or_else(|| "status unknown".into(), |s| s.to_string())
+        ),
+    };
+    let stdout = StdoutRecord::default();
+    send(
+        &mut std::io::stdout().lock(),
+        &ClientEvent::Failed { error, stdout },
+    );
     loop {
         std::thread::sleep(Duration::from_secs(3600));
     }
