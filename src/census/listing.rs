@@ -588,35 +588,7 @@ fn read_package(
     options: &ParseOptions,
 ) -> Result<Resolved, Reject> {
     let obj = as_object(pointer, package, "a package")?;
-    let registry_type = required_str(pointer, obj, "registryType")?;
-    let registry = match registry_type {
-        "npm" => Registry::Npm,
-        "pypi" => Registry::Pypi,
-        "oci" => {
-            return Err(unrunnable(
-                format!("{pointer}/registryType"),
-                "registryType `oci` (a container image, run with docker)",
-            ))
-        }
-        "nuget" => {
-            return Err(unrunnable(
-                format!("{pointer}/registryType"),
-                "registryType `nuget` (a .NET tool, run with dnx; .NET is not available)",
-            ))
-        }
-        "mcpb" => {
-            return Err(unrunnable(
-                format!("{pointer}/registryType"),
-                "registryType `mcpb` (an MCP bundle that a host unpacks, not a registry package)",
-            ))
-        }
-        other => {
-            return Err(invalid(
-                format!("{pointer}/registryType"),
-                format!("unknown registryType `{other}` (expected npm, pypi, oci, nuget or mcpb)"),
-            ))
-        }
-    };
+    let registry = registry_of(pointer, obj)?;
     let runtime = runtime_for(pointer, obj, registry)?;
     check_transport(pointer, obj)?;
     let identifier = required_str(pointer, obj, "identifier")?;
@@ -668,6 +640,38 @@ fn read_package(
         package_args,
         env,
         placeholders,
+    })
+}
+
+/// The registry a package comes from, if the census can install from it.
+fn registry_of(pointer: &str, obj: &Map<String, Value>) -> Result<Registry, Reject> {
+    Ok(match required_str(pointer, obj, "registryType")? {
+        "npm" => Registry::Npm,
+        "pypi" => Registry::Pypi,
+        "oci" => {
+            return Err(unrunnable(
+                format!("{pointer}/registryType"),
+                "registryType `oci` (a container image, run with docker)",
+            ))
+        }
+        "nuget" => {
+            return Err(unrunnable(
+                format!("{pointer}/registryType"),
+                "registryType `nuget` (a .NET tool, run with dnx; .NET is not available)",
+            ))
+        }
+        "mcpb" => {
+            return Err(unrunnable(
+                format!("{pointer}/registryType"),
+                "registryType `mcpb` (an MCP bundle that a host unpacks, not a registry package)",
+            ))
+        }
+        other => {
+            return Err(invalid(
+                format!("{pointer}/registryType"),
+                format!("unknown registryType `{other}` (expected npm, pypi, oci, nuget or mcpb)"),
+            ))
+        }
     })
 }
 

@@ -88,31 +88,7 @@ pub fn render(report: &Report) -> String {
             n => format!(" · 🔑 {n} not testable (needs credentials)"),
         }
     );
-    let (servers, mut scenarios) = axes(report);
-    scenarios.retain(|s| !is_host_scenario(report, s));
-    let cells = cells(report);
-    if !servers.is_empty() && !scenarios.is_empty() {
-        out.push_str("| server |");
-        for sc in &scenarios {
-            let _ = write!(out, " {} |", escape(&sc.to_string()));
-        }
-        out.push_str("\n| --- |");
-        for _ in &scenarios {
-            out.push_str(" --- |");
-        }
-        out.push('\n');
-        for sv in &servers {
-            let _ = write!(out, "| {} |", escape(sv));
-            for sc in &scenarios {
-                let c = cells
-                    .get(&(*sv, *sc))
-                    .map_or_else(|| "–".to_string(), |r| cell(r));
-                let _ = write!(out, " {c} |");
-            }
-            out.push('\n');
-        }
-        out.push('\n');
-    }
+    matrix(report, &mut out);
     let b = &report.budgets;
     let _ = writeln!(
         out,
@@ -128,11 +104,47 @@ pub fn render(report: &Report) -> String {
     host_view(report, &mut out);
     super::history::markdown(report, &mut out);
     profiles(report, &mut out);
+    findings_section(report, &mut out);
+    out
+}
+
+/// Server × ending: one cell per case (the host profiles have their own view).
+fn matrix(report: &Report, out: &mut String) {
+    let (servers, mut scenarios) = axes(report);
+    scenarios.retain(|s| !is_host_scenario(report, s));
+    if servers.is_empty() || scenarios.is_empty() {
+        return;
+    }
+    let cells = cells(report);
+    out.push_str("| server |");
+    for sc in &scenarios {
+        let _ = write!(out, " {} |", escape(&sc.to_string()));
+    }
+    out.push_str("\n| --- |");
+    for _ in &scenarios {
+        out.push_str(" --- |");
+    }
+    out.push('\n');
+    for sv in &servers {
+        let _ = write!(out, "| {} |", escape(sv));
+        for sc in &scenarios {
+            let c = cells
+                .get(&(*sv, *sc))
+                .map_or_else(|| "–".to_string(), |r| cell(r));
+            let _ = write!(out, " {c} |");
+        }
+        out.push('\n');
+    }
+    out.push('\n');
+}
+
+/// Every finding as a line, folded when there are many and cut at [`MAX_BYTES`].
+fn findings_section(report: &Report, out: &mut String) {
     let found = findings(report);
     out.push_str("### Findings\n\n");
     if found.is_empty() {
         out.push_str("None: every check holds.\n");
-        return out;
+        return;
     }
     let folded = found.len() > 20;
     if folded {
@@ -153,7 +165,6 @@ pub fn render(report: &Report) -> String {
         let _ = writeln!(out, "- {line}");
     }
     out.push_str(tail);
-    out
 }
 
 /// Server × host: what each host's user waits and what ended the server.

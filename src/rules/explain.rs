@@ -120,17 +120,7 @@ pub fn message(f: &Finding) -> String {
             groups,
             count,
             prompt_ms,
-        } => {
-            let listed: usize = groups.iter().map(|g| g.pids.len()).sum();
-            let mut list: Vec<String> = groups.iter().map(|g| g.to_string()).collect();
-            if *count > listed as u64 {
-                list.push(format!("{} more not listed", *count - listed as u64));
-            }
-            format!(
-                "{count} process(es) it started still ran {prompt_ms} ms after it exited: {}",
-                list.join("; ")
-            )
-        }
+        } => leaked(groups, *count, *prompt_ms),
         Finding::StdoutClean { messages } => {
             format!("{messages} message(s), all valid JSON-RPC")
         }
@@ -154,6 +144,18 @@ pub fn message(f: &Finding) -> String {
         }
         Finding::NothingInFlight => "no request was in flight".into(),
     }
+}
+
+fn leaked(groups: &[crate::model::LeftoverGroup], count: u64, prompt_ms: u64) -> String {
+    let listed: usize = groups.iter().map(|g| g.pids.len()).sum();
+    let mut list: Vec<String> = groups.iter().map(|g| g.to_string()).collect();
+    if count > listed as u64 {
+        list.push(format!("{} more not listed", count - listed as u64));
+    }
+    format!(
+        "{count} process(es) it started still ran {prompt_ms} ms after it exited: {}",
+        list.join("; ")
+    )
 }
 
 /// The note on a case whose processes hit the per-case limit.
