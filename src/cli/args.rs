@@ -45,33 +45,7 @@ pub enum Cmd {
     /// each skipped entry is skipped), install every npm/PyPI package once into a shared
     /// cache, then run each entry offline as an ordinary server. Default scenarios: the
     /// default endings and every host profile.
-    Census {
-        /// The registry's `GET /v0/servers` response, an array of server.json documents, or
-        /// one server.json.
-        #[arg(long, value_name = "FILE")]
-        listing: PathBuf,
-        /// Also write a static site here: the leaderboard, a page and badges per server,
-        /// and report.json.
-        #[arg(long, value_name = "DIR")]
-        site: Option<PathBuf>,
-        /// Where the site will be published, for the README snippets (default: relative
-        /// links).
-        #[arg(long, value_name = "URL", requires = "site")]
-        site_url: Option<String>,
-        /// The shared install cache (default: $MCP_SHUTDOWN_CENSUS_CACHE, else
-        /// $XDG_CACHE_HOME or ~/.cache, under mcp-shutdown/census).
-        #[arg(long, value_name = "DIR")]
-        cache: Option<PathBuf>,
-        /// Only these entries (by entry name or registry name); repeatable.
-        #[arg(long = "server", value_name = "NAME")]
-        servers: Vec<String>,
-        /// A value for a `{variable}` of the listing (e.g. `allowed_directory=/tmp/x`);
-        /// repeatable.
-        #[arg(long = "var", value_name = "NAME=VALUE")]
-        vars: Vec<String>,
-        #[command(flatten)]
-        opts: RunOpts,
-    },
+    Census(CensusArgs),
     /// Run the scenarios against one command: `mcp-shutdown check -- node server.js`.
     Check {
         #[command(flatten)]
@@ -251,4 +225,34 @@ pub struct RunOpts {
     /// Override the handshake timeout (ms).
     #[arg(long, value_name = "MS")]
     pub handshake_ms: Option<u64>,
+}
+
+// What `census` is asked for (a plain comment: the subcommand's help is the variant's).
+#[derive(Debug, Args)]
+pub struct CensusArgs {
+    /// The registry's `GET /v0/servers` response, an array of server.json documents, or
+    /// one server.json.
+    #[arg(long, value_name = "FILE")]
+    pub listing: PathBuf,
+    /// Also write a static site here: the leaderboard, a page and badges per server,
+    /// and report.json.
+    #[arg(long, value_name = "DIR")]
+    pub site: Option<PathBuf>,
+    /// Where the site will be published, for the README snippets (default: relative
+    /// links).
+    #[arg(long, value_name = "URL", requires = "site")]
+    pub site_url: Option<String>,
+    /// The shared install cache (default: $MCP_SHUTDOWN_CENSUS_CACHE, else
+    /// $XDG_CACHE_HOME or ~/.cache, under mcp-shutdown/census).
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+    /// Only these entries (by entry name or registry name); repeatable.
+    #[arg(long = "server", value_name = "NAME")]
+    pub servers: Vec<String>,
+    /// A value for a `{variable}` of the listing (e.g. `allowed_directory=/tmp/x`);
+    /// repeatable.
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    #[command(flatten)]
+    pub opts: RunOpts,
 }

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::args::RunOpts;
+use super::args::CensusArgs;
 use super::plan;
 use crate::census::{self, credentials, Entry, ParseOptions, Progress};
 use crate::config::profiles::Profiles;
@@ -18,17 +18,6 @@ use crate::error::Error;
 use crate::model::Report;
 use crate::render::site;
 use crate::rules::Catalogue;
-
-/// What `census` was asked for.
-pub struct CensusArgs {
-    pub listing: PathBuf,
-    pub site: Option<PathBuf>,
-    pub site_url: Option<String>,
-    pub cache: Option<PathBuf>,
-    pub servers: Vec<String>,
-    pub vars: Vec<String>,
-    pub opts: RunOpts,
-}
 
 /// Runs a census; the exit code is the run's (1 when a server misses a scored rule).
 pub fn run(a: CensusArgs) -> Result<ExitCode, Error> {

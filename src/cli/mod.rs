@@ -75,23 +75,7 @@ pub fn run() -> Result<ExitCode, Error> {
             };
             execute(&opts, &chosen, default_baseline, sdk.untested)
         }
-        Cmd::Census {
-            listing,
-            site,
-            site_url,
-            cache,
-            servers,
-            vars,
-            opts,
-        } => census::run(census::CensusArgs {
-            listing,
-            site,
-            site_url,
-            cache,
-            servers,
-            vars,
-            opts,
-        }),
+        Cmd::Census(args) => census::run(args),
         Cmd::Check { opts, command } => {
             let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
             let server = manifest::adhoc(&command[0], &command[1..], &cwd);

@@ -271,6 +271,12 @@ mod tests {
         ]
     }
 
+    /// The plan a census makes of the test servers (no baseline).
+    fn census_plan(o: &RunOpts) -> RunPlan {
+        let (catalogue, profiles) = (Catalogue::bundled(), Profiles::bundled());
+        plan(o, &servers(), None, &catalogue, &profiles).unwrap()
+    }
+
     fn run(args: &[&str]) -> Result<RunPlan, Error> {
         plan(
             &opts(args),
@@ -329,14 +335,7 @@ mod tests {
         let hosts = Profiles::bundled().hosts().count();
         let o = census_opts(&opts(&["--partition", "1/2"]));
         assert_eq!(o.partition, None);
-        let p = plan(
-            &o,
-            &servers(),
-            None,
-            &Catalogue::bundled(),
-            &Profiles::bundled(),
-        )
-        .unwrap();
+        let p = census_plan(&o);
         let ids: Vec<String> = p.cases.iter().map(|c| c.scenario.to_string()).collect();
         assert_eq!(
             ids.len(),
@@ -347,14 +346,7 @@ mod tests {
             assert!(ids.iter().any(|i| i == want), "{want}: {ids:?}");
         }
         let o = census_opts(&opts(&["--scenario", "close"]));
-        let p = plan(
-            &o,
-            &servers(),
-            None,
-            &Catalogue::bundled(),
-            &Profiles::bundled(),
-        )
-        .unwrap();
+        let p = census_plan(&o);
         assert_eq!(p.cases.len(), 2, "a named scenario is all it runs");
     }
 
