@@ -70,11 +70,7 @@ fn default_cache() -> PathBuf {
     if let Some(p) = std::env::var_os("MCP_SHUTDOWN_CENSUS_CACHE") {
         return PathBuf::from(p);
     }
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("mcp-shutdown").join("census")
+    crate::harness::locate::user_cache().join("census")
 }
 
 /// `--var NAME=VALUE` pairs.

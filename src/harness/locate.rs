@@ -27,6 +27,22 @@ pub fn helper() -> Option<PathBuf> {
     })
 }
 
+/// The user's cache for everything the tool installs (census packages, SDK kit instances,
+/// host releases, the bundled fixtures when run outside a checkout): `$MCP_SHUTDOWN_CACHE`,
+/// else `$XDG_CACHE_HOME/mcp-shutdown`, else `~/.cache/mcp-shutdown`. One root, so a user
+/// can move or remove it all at once.
+pub fn user_cache() -> PathBuf {
+    if let Some(p) = std::env::var_os("MCP_SHUTDOWN_CACHE").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    std::env::var_os("XDG_CACHE_HOME")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("mcp-shutdown")
+}
+
 /// The directory of bundled server manifests.
 pub fn bundled_suite() -> PathBuf {
     let local = Path::new("conformance/servers");
