@@ -9,7 +9,8 @@ pub mod repeat;
 use std::collections::BTreeMap;
 
 use crate::model::{
-    Budgets, Check, Observation, Revision, RuleId, RuleInfo, Scenario, SpecReference, Stage, Status,
+    Budgets, Check, Observation, Outcome, Revision, RuleId, RuleInfo, Scenario, SpecReference,
+    Stage, Status,
 };
 
 pub use catalogue::{Catalogue, CatalogueError};
@@ -30,13 +31,22 @@ impl Catalogue {
             revision,
         };
         self.rules_for(scenario.ending())
-            .map(|r| {
-                let finding = judge::judge(r.id, o, &cx);
+            .map(|r| (r, judge::judge(r.id, o, &cx)))
+            // A rule about what only a broken case does shows only where it was missed.
+            .filter(|(r, finding)| !r.only_when_missed || finding.outcome() == Outcome::Fail)
+            .map(|(r, finding)| {
                 let outcome = finding.outcome();
                 let level = r.level(revision);
+                let status = match &finding {
+                    // Not the server's failure: reported, never scored.
+                    judge::Finding::NotTestable { kind, .. } if !kind.scores_untested() => {
+                        Status::Skipped
+                    }
+                    _ => Status::of(outcome, level),
+                };
                 Check {
                     id: r.id,
-                    status: Status::of(outcome, level),
+                    status,
                     level,
                     outcome,
                     message: explain::message(&finding),
