@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 pub use crate::rules::repeat::distribution;
 
 use crate::model::{
-    group_leftovers, Action, ErrorKind, JudgedCase, Owner, ProcState, Report, ScenarioId, Status,
-    Target,
+    group_leftovers, Action, Basis, ErrorKind, JudgedCase, Level, Owner, ProcState, Report,
+    Revision, ScenarioId, Status, Target,
 };
 
 /// Milliseconds as shown to people: whole numbers.
@@ -20,6 +20,17 @@ pub fn ms(v: f64) -> String {
 /// harness's fault.
 pub fn judged(r: &JudgedCase) -> Option<Status> {
     r.owner().is_none_or(Owner::is_scored).then(|| r.verdict())
+}
+
+/// How a rule's quote is introduced: the spec's requirement where the revision states the
+/// rule, context where the suite checks it as practice.
+pub fn quote_label(level: Level, basis: Basis, spec: Revision) -> String {
+    match basis {
+        Basis::Spec => format!("Requirement ({level}, spec {spec})"),
+        Basis::Practice => {
+            format!("Context ({level} as practice; not a requirement of spec {spec})")
+        }
+    }
 }
 
 /// `could not run: <owner>`: what a badge, a cell or a leaderboard says of a server or case

@@ -260,6 +260,50 @@ mod tests {
     }
 
     #[test]
+    fn a_basis_says_only_what_its_revision_says() {
+        let c = Catalogue::bundled();
+        let (old, new): (Revision, Revision) =
+            ("2025-06-18".parse().unwrap(), "2026-07-28".parse().unwrap());
+        let eof = c.rule(RuleId::StdioExitOnEof);
+        assert_eq!(
+            (eof.basis(old), eof.level(old)),
+            (Basis::Practice, Level::Info)
+        );
+        assert_eq!(
+            (eof.basis(new), eof.level(new)),
+            (Basis::Spec, Level::Should)
+        );
+        // The client's ladder puts no duty on the server in any revision.
+        let kill = c.rule(RuleId::StdioNoForcedKill);
+        assert!(c
+            .revisions
+            .iter()
+            .all(|r| kill.basis(*r) == Basis::Practice));
+        assert_eq!(kill.info(old).basis, Basis::Practice);
+        // A spec basis needs a duty, a MUST needs the spec.
+        let text = BUNDLED.replacen(
+            "basis = { \"2024-11-05\" = \"practice\"",
+            "basis = { \"2024-11-05\" = \"spec\"",
+            1,
+        );
+        let e = Catalogue::parse(&text).unwrap_err().to_string();
+        assert!(
+            e.contains("stdio-exit-on-eof` in 2024-11-05: basis `spec` with level `info`"),
+            "{e}"
+        );
+        let text = BUNDLED.replacen(
+            "levels = { \"2024-11-05\" = \"should\"",
+            "levels = { \"2024-11-05\" = \"must\"",
+            1,
+        );
+        let e = Catalogue::parse(&text).unwrap_err().to_string();
+        assert!(
+            e.contains("stdio-no-forced-kill` in 2024-11-05: level `must` on a rule of practice"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn revisions_are_checked() {
         let c = Catalogue::bundled();
         assert!(c.revision("2025-06-18").is_ok());
