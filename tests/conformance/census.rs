@@ -281,8 +281,9 @@ fn diff_compares_two_census_reports() {
 
 #[test]
 fn the_leaderboard_loads_in_headless_chromium_with_every_row() {
-    if let Err(e) = crate::reports::chromium_installed() {
-        eprintln!("skipped: no headless Chromium for the leaderboard page: {e}");
+    if !crate::reports::chromium_or_skip(
+        "census::the_leaderboard_loads_in_headless_chromium_with_every_row",
+    ) {
         return;
     }
     let run = small();
