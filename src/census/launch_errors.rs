@@ -175,6 +175,14 @@ mod tests {
             .contains("could not determine executable to run"));
         assert!(rep.results[4].not_testable.is_none());
         assert_eq!(rep.summary.no_verdict.get(&Owner::Listing), Some(&4));
+        // The JSON says whose each is, and reads back as it was.
+        let json = rep.to_json();
+        assert!(json.contains("\"owner\": \"listing\""), "{json}");
+        assert!(
+            json.contains("\"owner\": \"server\""),
+            "the error's own owner too"
+        );
+        assert_eq!(serde_json::from_str::<Report>(&json).unwrap(), rep);
     }
 
     #[test]

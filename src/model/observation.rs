@@ -51,6 +51,12 @@ impl ErrorKind {
     }
 
     /// Whose it is that a case with this error has no verdict.
+    ///
+    /// ```
+    /// use mcp_shutdown_conformance::model::{ErrorKind, Owner};
+    /// assert_eq!(ErrorKind::SpawnFailed.owner(), Owner::Usage);
+    /// assert!(!ErrorKind::Harness.owner().is_scored());
+    /// ```
     pub fn owner(self) -> Owner {
         match self {
             ErrorKind::SetupFailed | ErrorKind::SpawnFailed => Owner::Usage,
@@ -93,10 +99,23 @@ impl std::fmt::Display for ErrorKind {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// Why a case could not run as intended. Its JSON also carries the kind's `owner` (derived,
+/// written for readers of the report; ignored when read back).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 pub struct CaseError {
     pub kind: ErrorKind,
     pub message: String,
+}
+
+impl Serialize for CaseError {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("CaseError", 3)?;
+        st.serialize_field("kind", &self.kind)?;
+        st.serialize_field("owner", &self.kind.owner())?;
+        st.serialize_field("message", &self.message)?;
+        st.end()
+    }
 }
 
 /// One action of the ladder as it happened.

@@ -147,10 +147,23 @@ impl NotTestableReason {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// Why a case that ran cannot be judged. Its JSON also carries the reason's `owner`
+/// (derived, written for readers of the report; ignored when read back).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 pub struct NotTestable {
     pub reason: NotTestableReason,
     pub message: String,
+}
+
+impl Serialize for NotTestable {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("NotTestable", 3)?;
+        st.serialize_field("reason", &self.reason)?;
+        st.serialize_field("owner", &self.reason.owner())?;
+        st.serialize_field("message", &self.message)?;
+        st.end()
+    }
 }
 
 /// An SDK version that was asked for (`--sdk`) but yields no server to run: a release no
