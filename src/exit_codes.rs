@@ -5,7 +5,9 @@ pub const SUCCESS: u8 = 0;
 /// A conformance failure: a missed rule (or, with a baseline, an unexpected or stale entry),
 /// or `diff` found something broken.
 pub const CONFORMANCE_FAILURE: u8 = 1;
-/// A usage error (bad arguments, malformed manifest, unknown id) or a harness error.
+/// A usage error (bad arguments, malformed manifest, unknown id, a server command or setup
+/// that cannot be carried out: "cannot launch …: no such file"), or a harness error for a
+/// case when nothing else failed. Neither is ever scored against a server.
 pub const USAGE_OR_HARNESS: u8 = 2;
 /// Interrupted (SIGINT, SIGTERM, SIGHUP); every server and descendant was stopped first.
 pub const INTERRUPTED: u8 = 130;

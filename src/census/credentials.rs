@@ -64,6 +64,10 @@ pub fn mark(report: &mut Report, placeholders: &BTreeMap<String, Vec<String>>) {
             .iter()
             .filter(|r| &r.server == server)
             .collect();
+        // A launch the launcher refused is the listing's, whatever secrets it lacks.
+        if cases.iter().any(|r| r.not_testable.is_some()) {
+            continue;
+        }
         if let Some(why) = needs_credentials(&cases, secrets) {
             for r in report.results.iter_mut().filter(|r| &r.server == server) {
                 r.mark_not_testable(why.clone());

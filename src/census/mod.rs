@@ -3,11 +3,14 @@
 //! [`listing`] turns a listing in the official MCP registry's format into entries with the
 //! exact launch of each npm or PyPI package (and reasons for those it cannot run);
 //! [`install`] puts every package once into a shared cache and gives the offline launch
-//! that runs it from there, so no measured case includes a download; [`credentials`] decides
-//! which servers could not be judged for want of real secrets.
+//! that runs it from there, so no measured case includes a download; [`launch_errors`] finds
+//! the entries whose launch command is not in their package (the listing's mistake, from what
+//! the launcher said); [`credentials`] decides which servers could not be judged for want of
+//! real secrets.
 
 pub mod credentials;
 pub mod install;
+pub mod launch_errors;
 pub mod listing;
 
 use std::path::Path;

@@ -12,7 +12,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::args::CensusArgs;
 use super::plan;
-use crate::census::{self, credentials, Entry, ParseOptions, Progress};
+use crate::census::{self, credentials, launch_errors, Entry, ParseOptions, Progress};
 use crate::config::profiles::Profiles;
 use crate::error::Error;
 use crate::model::Report;
@@ -191,7 +191,9 @@ fn install_phase(entries: &[Entry], cache: &Path) -> Vec<Entry> {
     ready
 }
 
-/// What the report says of each package, and which servers could not be judged.
+/// What the report says of each package, and which servers could not be judged: a listing
+/// whose launch command is not in its package first (the launcher said so), then a server
+/// that needs real credentials. Both are counted apart, on stderr and on the leaderboard.
 fn describe(report: &mut Report, entries: &[Entry]) {
     let mut secrets = BTreeMap::new();
     for e in entries {
@@ -200,7 +202,29 @@ fn describe(report: &mut Report, entries: &[Entry]) {
         }
         secrets.insert(e.id.clone(), e.placeholders.clone());
     }
+    let ids: Vec<String> = entries.iter().map(|e| e.id.clone()).collect();
+    launch_errors::mark(report, &ids);
     credentials::mark(report, &secrets);
+    for (what, n) in not_testable_servers(report) {
+        eprintln!("census: {n} server(s) not testable: {what}");
+    }
+}
+
+/// How many servers could not be judged, by why (`launch command not in the package`, ...).
+fn not_testable_servers(report: &Report) -> BTreeMap<&'static str, usize> {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut counts = BTreeMap::new();
+    for r in &report.results {
+        if let Some(n) = r
+            .not_testable
+            .as_ref()
+            .filter(|_| !seen.contains(&r.server.as_str()))
+        {
+            seen.push(&r.server);
+            *counts.entry(n.reason.label()).or_default() += 1;
+        }
+    }
+    counts
 }
 
 /// The site and its `report.json`.

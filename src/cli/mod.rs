@@ -225,17 +225,17 @@ fn rules(spec: Option<&str>) -> Result<ExitCode, Error> {
     };
     println!("rules for spec {rev}:\n");
     for r in &cat.rules {
-        println!("{:<28} {:<6} {}", r.id, r.level(rev).to_string(), r.title);
+        println!("{:<32} {:<6} {}", r.id, r.level(rev).to_string(), r.title);
         let endings: Vec<&str> = r.scenarios.iter().map(|e| e.as_str()).collect();
         println!(
-            "{:<28} scenarios: {}; basis: {:?}",
+            "{:<32} scenarios: {}; basis: {:?}",
             "",
             endings.join(", "),
-            r.basis
+            r.basis(rev)
         );
         for x in r.references_for(rev) {
-            println!("{:<28} \"{}\"", "", x.quote);
-            println!("{:<28} {}", "", x.url_for(rev));
+            println!("{:<32} \"{}\"", "", x.quote);
+            println!("{:<32} {}", "", x.url_for(rev));
         }
         println!();
     }

@@ -10,7 +10,7 @@ use crate::config::baseline::Baseline;
 use crate::error::Error;
 use crate::exit_codes;
 use crate::harness::Harness;
-use crate::model::Report;
+use crate::model::{JudgedCase, Owner, Report};
 use crate::render::{self, diff, Format};
 
 /// Stops every case's tree on Ctrl-C / SIGTERM / SIGHUP; the flag says it happened.
@@ -93,9 +93,118 @@ pub fn execute_with(
         }
         None => report.fails(plan.fail_threshold),
     };
-    Ok(ExitCode::from(if failed {
+    for line in no_verdict_lines(&report) {
+        eprintln!("mcp-shutdown: {line}");
+    }
+    Ok(ExitCode::from(exit_code(&report, failed)))
+}
+
+/// The cases whose error is `owner`'s.
+fn owned_by(report: &Report, owner: Owner) -> impl Iterator<Item = &JudgedCase> {
+    report.results.iter().filter(move |r| {
+        r.not_testable.is_none() && r.error.as_ref().is_some_and(|e| e.kind.owner() == owner)
+    })
+}
+
+/// What the run says on stderr of the cases that have no verdict and are nobody's finding:
+/// one line per server with a usage error (the same one in every case), one per case the
+/// harness failed.
+fn no_verdict_lines(report: &Report) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut servers: Vec<&str> = Vec::new();
+    for r in owned_by(report, Owner::Usage) {
+        if !servers.contains(&r.server.as_str()) {
+            servers.push(&r.server);
+            let e = r
+                .error
+                .as_ref()
+                .expect("owned_by keeps cases with an error");
+            lines.push(format!(
+                "server `{}`: {} (a usage error)",
+                r.server, e.message
+            ));
+        }
+    }
+    for r in owned_by(report, Owner::Harness) {
+        let e = r
+            .error
+            .as_ref()
+            .expect("owned_by keeps cases with an error");
+        lines.push(format!(
+            "harness error in {} × {} (not scored): {}",
+            r.server, r.scenario, e.message
+        ));
+    }
+    lines
+}
+
+/// The run's exit code: a usage error first (the run did not do what was asked), then a
+/// conformance failure, then a harness error (a case the suite failed to run, when nothing
+/// else failed), else success.
+fn exit_code(report: &Report, failed: bool) -> u8 {
+    if owned_by(report, Owner::Usage).next().is_some() {
+        exit_codes::USAGE_OR_HARNESS
+    } else if failed {
         exit_codes::CONFORMANCE_FAILURE
+    } else if owned_by(report, Owner::Harness).next().is_some() {
+        exit_codes::USAGE_OR_HARNESS
     } else {
         exit_codes::SUCCESS
-    }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{CaseError, ErrorKind};
+    use crate::test_support::{report_of, result};
+
+    fn with_error(server: &str, kind: ErrorKind, message: &str) -> JudgedCase {
+        let mut r = result(server, "close", crate::model::Stage::Eof, 5.0);
+        r.observation.error = Some(CaseError {
+            kind,
+            message: message.into(),
+        });
+        r
+    }
+
+    #[test]
+    fn a_usage_error_exits_2_and_says_what_cannot_launch() {
+        let rep = report_of(vec![
+            with_error(
+                "typo",
+                ErrorKind::SpawnFailed,
+                "cannot launch `nodee`: no such file (cwd /w)",
+            ),
+            with_error(
+                "typo",
+                ErrorKind::SpawnFailed,
+                "cannot launch `nodee`: no such file (cwd /w)",
+            ),
+            result("ok", "close", crate::model::Stage::Eof, 5.0),
+        ]);
+        assert_eq!(exit_code(&rep, true), exit_codes::USAGE_OR_HARNESS);
+        assert_eq!(
+            no_verdict_lines(&rep),
+            ["server `typo`: cannot launch `nodee`: no such file (cwd /w) (a usage error)"]
+        );
+    }
+
+    #[test]
+    fn a_harness_error_exits_2_unless_something_else_failed() {
+        let rep = report_of(vec![
+            with_error("s", ErrorKind::Harness, "cannot start the supervisor"),
+            result("ok", "close", crate::model::Stage::Eof, 5.0),
+        ]);
+        assert_eq!(exit_code(&rep, false), exit_codes::USAGE_OR_HARNESS);
+        assert_eq!(exit_code(&rep, true), exit_codes::CONFORMANCE_FAILURE);
+        assert!(no_verdict_lines(&rep)[0].starts_with("harness error in s × close (not scored)"));
+        // The server's own failures and attacks are findings, not errors of the run.
+        let rep = report_of(vec![
+            with_error("s", ErrorKind::HandshakeTimeout, "no answer"),
+            with_error("t", ErrorKind::AncestorSignalled, "killed its supervisor"),
+        ]);
+        assert_eq!(exit_code(&rep, false), exit_codes::SUCCESS);
+        assert!(no_verdict_lines(&rep).is_empty());
+    }
 }

@@ -103,7 +103,10 @@ impl Supervised<'_> {
         self.progress.case_started();
         let end = self.converse(&rx, &mut lifeline);
         self.progress.case_done();
+        let mut stopped = false;
         if matches!(end, End::NoResult { lost: true }) {
+            stopped =
+                crate::os::procfs::proc_info(child.id() as i32).is_some_and(|p| p.state == 'T');
             let _ = child.kill();
         }
         let status = child.wait();
@@ -112,7 +115,18 @@ impl Supervised<'_> {
         let err = err_reader.join().unwrap_or_default();
         match end {
             End::Result(o) => *o,
-            End::NoResult { lost } => self.fail(without_result(lost, status, &err, swept)),
+            End::NoResult { lost } => {
+                // Who ended it: the harness kills only a supervisor it has lost.
+                let killed_by = match status.as_ref().map(|s| ExitStatus::from(*s)) {
+                    Ok(ExitStatus::Signal(s)) if !lost => Some(s),
+                    _ => None,
+                };
+                let mut o = self.fail(without_result(lost, status, &err, swept));
+                if let Some(e) = &mut o.error {
+                    e.kind = ErrorKind::of_lost_supervisor(stopped, killed_by);
+                }
+                o
+            }
         }
     }
 

@@ -68,6 +68,7 @@ closed_id!(
         StdioInflightResponse => "stdio-inflight-response",
         ProcessExitOnHangup => "process-exit-on-hangup",
         ProcessExitOnCtrlC => "process-exit-on-ctrl-c",
+        ProcessNoSignalsToAncestors => "process-no-signals-to-ancestors",
     }
 );
 
@@ -359,6 +360,7 @@ mod tests {
                 "stdio-inflight-response",
                 "process-exit-on-hangup",
                 "process-exit-on-ctrl-c",
+                "process-no-signals-to-ancestors",
             ]
         );
         let endings: Vec<&str> = Ending::ALL.iter().map(|e| e.as_str()).collect();

@@ -27,4 +27,4 @@ pub use scenario::{
     StdioKind, Step, Target, UntilIdle, Via,
 };
 pub use signal::{ExitStatus, SignalName};
-pub use verdict::{Basis, Check, Level, Outcome, SpecReference, Status};
+pub use verdict::{Basis, Check, Level, Outcome, Owner, SpecReference, Status};

@@ -15,7 +15,7 @@ use super::profile::ProfileInfo;
 use super::scenario::Ladder;
 use super::scenario::Stage;
 use super::signal::ExitStatus;
-use super::verdict::{Basis, Check, Status};
+use super::verdict::{Basis, Check, Owner, Status};
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -79,6 +79,10 @@ pub struct Summary {
     /// reports before it was recorded: 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub not_testable: usize,
+    /// Cases without a verdict, by whose it is (`usage`, `harness`, `listing`,
+    /// `credentials`, `server`); reports before it was recorded: none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub no_verdict: BTreeMap<Owner, usize>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -120,6 +124,9 @@ pub struct PackageInfo {
 pub enum NotTestableReason {
     /// It refused to start with placeholder values for its required secrets.
     NeedsCredentials,
+    /// The registry listing's launch command does not exist in the package (the launcher
+    /// said so: no executable of that name, no `bin`).
+    LaunchNotInPackage,
 }
 
 impl NotTestableReason {
@@ -127,14 +134,36 @@ impl NotTestableReason {
     pub fn label(self) -> &'static str {
         match self {
             NotTestableReason::NeedsCredentials => "needs credentials",
+            NotTestableReason::LaunchNotInPackage => "launch command not in the package",
+        }
+    }
+
+    /// Whose it is.
+    pub fn owner(self) -> Owner {
+        match self {
+            NotTestableReason::NeedsCredentials => Owner::Credentials,
+            NotTestableReason::LaunchNotInPackage => Owner::Listing,
         }
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// Why a case that ran cannot be judged. Its JSON also carries the reason's `owner`
+/// (derived, written for readers of the report; ignored when read back).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 pub struct NotTestable {
     pub reason: NotTestableReason,
     pub message: String,
+}
+
+impl Serialize for NotTestable {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("NotTestable", 3)?;
+        st.serialize_field("reason", &self.reason)?;
+        st.serialize_field("owner", &self.reason.owner())?;
+        st.serialize_field("message", &self.message)?;
+        st.end()
+    }
 }
 
 /// An SDK version that was asked for (`--sdk`) but yields no server to run: a release no
@@ -265,8 +294,17 @@ impl JudgedCase {
         self.not_testable = Some(why);
     }
 
+    /// Whose it is that this case has no verdict (a not-testable mark first, then its error),
+    /// or `None` when it ran and was judged.
+    pub fn owner(&self) -> Option<Owner> {
+        self.not_testable
+            .as_ref()
+            .map(|n| n.reason.owner())
+            .or_else(|| self.error.as_ref().map(|e| e.kind.owner()))
+    }
+
     /// The worst scored status: `Failure`, `Warning`, or `Success` when neither. A case that
-    /// could not run and has no checks counts as a failure.
+    /// could not run and has no checks counts as a failure when that is the server's doing.
     pub fn verdict(&self) -> Status {
         let worst = self
             .checks
@@ -276,7 +314,15 @@ impl JudgedCase {
             .min();
         match worst {
             Some(s) => s,
-            None if self.error.is_some() && self.checks.is_empty() => Status::Failure,
+            None if self.checks.is_empty()
+                && self.not_testable.is_none()
+                && self
+                    .error
+                    .as_ref()
+                    .is_some_and(|e| e.kind.scores_untested()) =>
+            {
+                Status::Failure
+            }
             None => Status::Success,
         }
     }
@@ -349,6 +395,9 @@ pub fn summarize(results: &[JudgedCase]) -> Summary {
         not_testable: results.iter().filter(|r| r.not_testable.is_some()).count(),
         ..Summary::default()
     };
+    for owner in results.iter().filter_map(JudgedCase::owner) {
+        *s.no_verdict.entry(owner).or_default() += 1;
+    }
     for c in results.iter().flat_map(|r| &r.checks) {
         match c.status {
             Status::Success => s.success += 1,

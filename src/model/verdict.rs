@@ -39,6 +39,71 @@ pub enum Basis {
     Practice,
 }
 
+/// Whose it is that a case has no verdict: the closed list of reasons a check could not be
+/// judged, each with the party it is down to and what follows from that. Only the server's
+/// own behaviour is ever scored against it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Owner {
+    /// The user's: the command or its working directory does not exist, the manifest's setup
+    /// failed. The run exits 2 (a usage error); nothing is scored.
+    Usage,
+    /// The suite's own fault (a bug, a resource it could not get, an interruption). The run
+    /// exits 2 unless something else failed; nothing is scored.
+    Harness,
+    /// A registry listing's: the launch command it gives does not exist in its package.
+    /// Reported as not testable and counted apart in a census; nothing is scored.
+    Listing,
+    /// The server needs real secrets it was not given. Not testable; nothing is scored.
+    Credentials,
+    /// The server's own behaviour (it crashed, went silent, wrote garbage, attacked the
+    /// processes above it): scored.
+    Server,
+}
+
+impl Owner {
+    pub const ALL: &'static [Owner] = &[
+        Owner::Usage,
+        Owner::Harness,
+        Owner::Listing,
+        Owner::Credentials,
+        Owner::Server,
+    ];
+
+    /// Its name in reports, cells and badges (`could not run: usage`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Owner::Usage => "usage",
+            Owner::Harness => "harness",
+            Owner::Listing => "listing",
+            Owner::Credentials => "credentials",
+            Owner::Server => "server",
+        }
+    }
+
+    /// Do the checks it leaves untested count against the server?
+    pub fn is_scored(self) -> bool {
+        self == Owner::Server
+    }
+
+    /// Whose it is, in a few words, for people.
+    pub fn description(self) -> &'static str {
+        match self {
+            Owner::Usage => "a usage error: the manifest's command, directory or setup",
+            Owner::Harness => "a fault of the test harness, not of the server",
+            Owner::Listing => "the registry listing's launch command does not exist in the package",
+            Owner::Credentials => "the server needs real credentials",
+            Owner::Server => "the server's own behaviour",
+        }
+    }
+}
+
+impl std::fmt::Display for Owner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The scored verdict of one check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
@@ -90,7 +155,8 @@ impl std::fmt::Display for Status {
 pub enum Outcome {
     Pass,
     Fail,
-    /// A prerequisite failed (e.g. no handshake): counts like a failure at the rule's level.
+    /// A prerequisite failed (e.g. no handshake): counts like a failure at the rule's level
+    /// when the server's own doing, is skipped otherwise (see [`Owner`]).
     NotTestable,
     NotApplicable,
 }

@@ -5,7 +5,8 @@
 //!   message `<revision> · <passed>/<scored>`;
 //! - yellow: only SHOULDs are missed (WARNING); red: a MUST is missed (FAILURE); the message
 //!   then names the most telling problem (`orphans on client exit`, `needs SIGKILL`, ...);
-//! - lightgrey: nothing was scored.
+//! - lightgrey: nothing was scored; `could not run: <owner>` when no case has a verdict, the
+//!   owner saying whose that is (`usage`, `harness`, `listing`, `credentials`, `server`).
 //!
 //! Each badge renders as a shields.io endpoint JSON and as a static flat SVG (no CDN).
 
@@ -13,8 +14,10 @@ use askama::Template;
 use serde::Serialize;
 
 use super::hosts::is_host_scenario;
-use super::present::{axes, visible};
-use crate::model::{Check, Ending, JudgedCase, Outcome, Report, RuleId, ScenarioId, Stage, Status};
+use super::present::{self, axes, visible};
+use crate::model::{
+    Check, Ending, JudgedCase, Outcome, Owner, Report, RuleId, ScenarioId, Stage, Status,
+};
 
 /// The badge's left-hand text.
 pub const LABEL: &str = "MCP shutdown";
@@ -137,15 +140,11 @@ pub fn badge_in(report: &Report, server: &str, scope: Scope) -> Option<Badge> {
             };
             (color, reason)
         }
-        None if results.iter().any(|r| r.not_testable.is_some()) => {
-            let why = results
-                .iter()
-                .find_map(|r| r.not_testable.as_ref())
-                .map_or("", |n| n.reason.label());
-            (Color::Grey, format!("not testable: {why}"))
-        }
-        None if scored.is_empty() && results.iter().all(|r| r.error.is_some()) => {
-            (Color::Grey, "could not run".to_string())
+        None if results.iter().any(|r| r.not_testable.is_some())
+            || (scored.is_empty() && results.iter().all(|r| r.owner().is_some())) =>
+        {
+            let owner = present::main_owner(results.iter().copied()).unwrap_or(Owner::Server);
+            (Color::Grey, present::could_not_run(owner))
         }
         None if scored.is_empty() => (Color::Grey, format!("{} · nothing scored", report.spec)),
         None => (
@@ -178,9 +177,13 @@ pub fn badge_in(report: &Report, server: &str, scope: Scope) -> Option<Badge> {
 /// A short reason for a missed check, and its priority (lower says more).
 fn reason(r: &JudgedCase, c: &Check) -> (u8, String) {
     if c.outcome == Outcome::NotTestable {
-        return (20, "could not run".into());
+        return (
+            20,
+            present::could_not_run(r.owner().unwrap_or(Owner::Server)),
+        );
     }
     let (p, text) = match (c.id, r.stage) {
+        (RuleId::ProcessNoSignalsToAncestors, _) => (0, "signals its client"),
         (RuleId::StdioExitOnClientDeath, Some(Stage::Survived)) => (0, "orphans on client exit"),
         (RuleId::StdioNoForcedKill, _) => (1, "needs SIGKILL"),
         (RuleId::StdioStdoutOnlyMcp, _)
@@ -348,7 +351,7 @@ mod tests {
                     "orphans on client exit".into()
                 ),
                 ("fixed".into(), Color::Green, "2026-07-28 · 6/6".into()),
-                ("mute".into(), Color::Red, "could not run".into()),
+                ("mute".into(), Color::Red, "could not run: server".into()),
             ]
         );
     }
@@ -406,7 +409,7 @@ mod tests {
         rep.results[0].checks.clear();
         assert_eq!(
             by_server(&rep),
-            [("mute".into(), Color::Grey, "could not run".into())]
+            [("mute".into(), Color::Grey, "could not run: server".into())]
         );
         rep.results[0].error = None;
         assert_eq!(by_server(&rep)[0].2, "2026-07-28 · nothing scored");

@@ -39,7 +39,7 @@ impl Cell<'_> {
             return n.reason.label().to_string();
         }
         if let Some(e) = &self.case.error {
-            return e.kind.to_string();
+            return super::present::error_cell(e.kind);
         }
         let mut s = match self.wait_ms {
             Some(t) => format!("{}, {}", seconds(t), self.ended_by),

@@ -296,7 +296,7 @@ fn case_view(report: &Report, index: usize, r: &JudgedCase) -> CaseView {
         class: case_class(r),
         verdict: match judged(r) {
             Some(v) => v.to_string(),
-            None => "NOT TESTABLE".to_string(),
+            None => super::present::no_verdict_word(r),
         },
         server: visible(&r.server),
         scenario: r.scenario.to_string(),
@@ -313,7 +313,7 @@ fn case_view(report: &Report, index: usize, r: &JudgedCase) -> CaseView {
         error: r
             .error
             .as_ref()
-            .map(|e| (e.kind.to_string(), visible(&e.message))),
+            .map(|e| (super::present::error_cell(e.kind), visible(&e.message))),
         timeline: timeline(r, report.budgets_of(r)),
         note: r.note.as_deref().map(visible),
         held: held_by(r)

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
 
-use super::present::{actual, axes, held_by, leftovers, ms};
+use super::present::{actual, axes, held_by, leftovers, ms, quote_label};
 use crate::model::{Check, JudgedCase, Report, Status};
 
 /// Renders the report as JUnit XML.
@@ -134,11 +134,13 @@ fn failure_body(report: &Report, r: &JudgedCase, c: &Check) -> String {
             let _ = writeln!(b, "  {}", x.url);
         }
     }
+    let basis = rule.map_or(crate::model::Basis::Spec, |i| i.basis);
     for q in quotes {
         let _ = writeln!(
             b,
-            "Requirement ({}, spec {}): \"{}\"",
-            c.level, report.spec, q.quote
+            "{}: \"{}\"",
+            quote_label(c.level, basis, report.spec),
+            q.quote
         );
         let _ = writeln!(b, "  {}", q.url);
     }
@@ -271,6 +273,33 @@ mod tests {
         assert!(body.contains("Held by: pid 4242; runtime node; 7 threads (node (x7)); open fds: pipe 3, timerfd 1\nHint: Node stays alive"));
     }
 
+    /// A rule of practice quotes the spec as context, never as the server's requirement.
+    #[test]
+    fn a_rule_of_practice_quotes_context_not_a_requirement() {
+        let mut rep = fixture::report();
+        let r = &mut rep.results[0];
+        r.checks[1] = fixture::check(
+            crate::model::RuleId::StdioNoForcedKill,
+            Outcome::Fail,
+            "only SIGKILL ended it",
+            fixture::SPEC,
+        );
+        let xml = render(&rep);
+        let d = doc(&xml);
+        let f = case(&d, "timer", "close stdio-no-forced-kill")
+            .children()
+            .find(|c| c.has_tag_name("failure"))
+            .unwrap()
+            .text()
+            .unwrap()
+            .to_string();
+        assert!(
+            f.contains("Context (SHOULD as practice; not a requirement of spec 2026-07-28): \"3. If the server"),
+            "{f}"
+        );
+        assert!(!f.contains("Requirement ("), "{f}");
+    }
+
     #[test]
     fn a_report_without_rule_wording_still_names_the_rule() {
         let mut rep = fixture::report();
@@ -378,8 +407,35 @@ mod tests {
         assert!(f.contains("Note: costs the user 2 s on every shutdown\n"));
     }
 
+    /// What a saved report renders to is what the run rendered: nothing the XML says comes
+    /// from outside the JSON (`report render --format junit` of a saved `report.json`).
     #[test]
-    fn deterministic() {
-        assert_eq!(render(&fixture::report()), render(&fixture::report()));
+    fn a_saved_report_renders_the_same_xml() {
+        let rep = fixture::report();
+        let back: crate::model::Report = serde_json::from_str(&rep.to_json()).unwrap();
+        assert_eq!(render(&back), render(&rep));
+    }
+
+    /// A case without a verdict that is not the server's is skipped, saying whose it is.
+    #[test]
+    fn a_usage_error_is_skipped_and_says_whose_it_is() {
+        let mut rep = fixture::report();
+        let r = rep.results.iter_mut().find(|r| r.server == "mute").unwrap();
+        r.error.as_mut().unwrap().kind = ErrorKind::SpawnFailed;
+        let b = crate::model::Budgets::default();
+        let plan = crate::config::scenarios::build(
+            &r.scenario,
+            &b,
+            &crate::config::profiles::Profiles::bundled(),
+        )
+        .unwrap();
+        r.checks = crate::rules::Catalogue::bundled().judge(&r.observation, &plan, &b, rep.spec);
+        rep.resummarize();
+        let xml = render(&rep);
+        let d = doc(&xml);
+        let c = case(&d, "mute", "close stdio-stdout-only-mcp");
+        assert!(c.children().any(|c| c.has_tag_name("skipped")));
+        assert!(c.children().all(|c| !c.has_tag_name("failure")));
+        assert!(xml.contains("a usage error"), "{xml}");
     }
 }

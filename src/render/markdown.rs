@@ -83,10 +83,8 @@ pub fn render(report: &Report) -> String {
         out,
         "**{} cases** · ✅ {} success · ❌ {} failure (MUST) · ⚠️ {} warning (SHOULD) · ℹ️ {} info · ⏭️ {} skipped · 💥 {} could not run{}\n",
         s.cases, s.success, s.failure, s.warning, s.info, s.skipped, s.errors,
-        match s.not_testable {
-            0 => String::new(),
-            n => format!(" · 🔑 {n} not testable (needs credentials)"),
-        }
+        // Counts and owner names only: nothing to escape.
+        super::text::no_verdict_counts(s).replacen("; ", " · ", 1)
     );
     matrix(report, &mut out);
     let b = &report.budgets;
@@ -248,18 +246,21 @@ fn findings(report: &Report) -> Vec<(u8, String)> {
             found.push((
                 2,
                 format!(
-                    "⏭️ {who} not testable: {}: {}",
+                    "⏭️ {who} not testable: {}: {} (owner: {})",
                     n.reason.label(),
-                    escape_message(&n.message)
+                    escape_message(&n.message),
+                    n.reason.owner()
                 ),
             ));
         } else if let Some(e) = &r.error {
+            let status = super::present::judged(r).unwrap_or(Status::Skipped);
             found.push((
-                rank(r.verdict()),
+                rank(status),
                 format!(
-                    "{} {who} could not run ({}): {}",
-                    emoji(r.verdict()),
+                    "{} {who} could not run ({}; owner: {}): {}",
+                    emoji(status),
                     e.kind,
+                    e.kind.owner(),
                     escape_message(&e.message)
                 ),
             ));
@@ -332,7 +333,7 @@ mod tests {
         let md = render(&fixture::report());
         assert!(md.starts_with("## MCP shutdown conformance · spec 2026-07-28\n"));
         assert!(md.contains(
-            "**5 cases** · ✅ 9 success · ❌ 1 failure (MUST) · ⚠️ 4 warning (SHOULD) · ℹ️ 0 info · ⏭️ 1 skipped · 💥 1 could not run\n"
+            "**5 cases** · ✅ 9 success · ❌ 1 failure (MUST) · ⚠️ 4 warning (SHOULD) · ℹ️ 0 info · ⏭️ 1 skipped · 💥 1 could not run · no verdict: 1 server\n"
         ));
         let table: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
         assert_eq!(
@@ -353,7 +354,7 @@ mod tests {
         let items: Vec<&str> = md.lines().filter(|l| l.starts_with("- ")).collect();
         assert_eq!(items.len(), 4, "{items:#?}");
         // MUSTs first: the server that never answered fails the stdout MUST as not testable.
-        assert!(items[0].starts_with("- ❌ **mute** · close could not run (handshake-timeout): no answer to `initialize` within"));
+        assert!(items[0].starts_with("- ❌ **mute** · close could not run (handshake-timeout; owner: server): no answer to `initialize` within"));
         assert!(items[1].starts_with(
             "- ⚠️ **timer** · close · stdio-exit-on-eof (SHOULD): did not exit within 1000 ms"
         ));

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 pub use crate::rules::repeat::distribution;
 
 use crate::model::{
-    group_leftovers, Action, JudgedCase, ProcState, Report, ScenarioId, Status, Target,
+    group_leftovers, Action, Basis, ErrorKind, JudgedCase, Level, Owner, ProcState, Report,
+    Revision, ScenarioId, Status, Target,
 };
 
 /// Milliseconds as shown to people: whole numbers.
@@ -14,9 +15,56 @@ pub fn ms(v: f64) -> String {
     format!("{v:.0} ms")
 }
 
-/// A case's verdict, or `None` when it ran but could not be judged (needs credentials).
+/// A case's verdict, or `None` when it has none that is the server's: it ran but could not
+/// be judged (a listing's launch, credentials), or could not run for the user's or the
+/// harness's fault.
 pub fn judged(r: &JudgedCase) -> Option<Status> {
-    r.not_testable.is_none().then(|| r.verdict())
+    r.owner().is_none_or(Owner::is_scored).then(|| r.verdict())
+}
+
+/// How a rule's quote is introduced: the spec's requirement where the revision states the
+/// rule, context where the suite checks it as practice.
+pub fn quote_label(level: Level, basis: Basis, spec: Revision) -> String {
+    match basis {
+        Basis::Spec => format!("Requirement ({level}, spec {spec})"),
+        Basis::Practice => {
+            format!("Context ({level} as practice; not a requirement of spec {spec})")
+        }
+    }
+}
+
+/// `could not run: <owner>`: what a badge, a cell or a leaderboard says of a server or case
+/// without a verdict.
+pub fn could_not_run(owner: Owner) -> String {
+    format!("could not run: {owner}")
+}
+
+/// The owner most of `cases` without a verdict share (ties: the first in [`Owner::ALL`]).
+pub fn main_owner<'a>(cases: impl IntoIterator<Item = &'a JudgedCase>) -> Option<Owner> {
+    let mut counts: BTreeMap<Owner, usize> = BTreeMap::new();
+    for o in cases.into_iter().filter_map(JudgedCase::owner) {
+        *counts.entry(o).or_default() += 1;
+    }
+    let most = counts.values().copied().max()?;
+    counts.into_iter().find(|(_, n)| *n == most).map(|(o, _)| o)
+}
+
+/// The word for a case without a verdict, with its owner: `NOT TESTABLE (usage)`.
+pub fn no_verdict_word(r: &JudgedCase) -> String {
+    match r.owner() {
+        Some(o) => format!("NOT TESTABLE ({o})"),
+        None => "NOT TESTABLE".into(),
+    }
+}
+
+/// A case's error as a cell shows it: its kind, and whose it is when not the server's
+/// (`spawn-failed (usage)`).
+pub fn error_cell(kind: ErrorKind) -> String {
+    match kind.owner() {
+        Owner::Server => kind.to_string(),
+        o if o.as_str() == kind.as_str() => kind.to_string(),
+        o => format!("{kind} ({o})"),
+    }
 }
 
 /// "not testable: needs credentials" for a case that could not be judged.
@@ -40,7 +88,7 @@ pub fn outcome(r: &JudgedCase) -> String {
         }
     }
     match (&r.error, r.stage, r.exit_ms) {
-        (Some(e), _, _) => e.kind.to_string(),
+        (Some(e), _, _) => error_cell(e.kind),
         (None, Some(stage), Some(t)) => format!("{stage} {}", ms(t)),
         (None, Some(stage), None) => stage.to_string(),
         (None, None, _) => "?".into(),
@@ -145,7 +193,12 @@ pub fn actual(r: &JudgedCase) -> String {
         return format!("not testable: {}: {}", n.reason.label(), n.message);
     }
     if let Some(e) = &r.error {
-        return format!("could not run: {} ({})", e.message, e.kind);
+        return format!(
+            "could not run: {} ({}; {})",
+            e.message,
+            e.kind,
+            e.kind.owner().description()
+        );
     }
     let mut parts = Vec::new();
     match r.stage {

@@ -9,8 +9,10 @@ use askama::Template;
 
 use super::badge::{self, Badge, Scope};
 use super::hosts::{self, Cell as HostCell};
-use super::present::{axes, judged, visible};
-use crate::model::{Ending, JudgedCase, Report, ScenarioId, ServerInfo, Status};
+use super::present::{axes, could_not_run, judged, main_owner, visible};
+use crate::model::{
+    Ending, ErrorKind, JudgedCase, NotTestableReason, Owner, Report, ScenarioId, ServerInfo, Status,
+};
 
 /// A server's worst verdict over all its cases, as the leaderboard ranks it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -18,26 +20,34 @@ pub enum Worst {
     Success,
     Warning,
     Failure,
-    /// It refused to start without real credentials: reported, not judged.
-    NotTestable,
-    /// No case got as far as a session.
-    CouldNotRun,
+    /// It ran but could not be judged (a listing whose launch command is not in its package,
+    /// a server that needs real credentials): reported, not judged, counted apart.
+    NotTestable(Owner),
+    /// No case got as far as a session, and whose that is.
+    CouldNotRun(Owner),
 }
 
 impl Worst {
-    pub fn label(self) -> &'static str {
+    pub fn label(self) -> String {
         match self {
-            Worst::Success => "SUCCESS",
-            Worst::Warning => "WARNING",
-            Worst::Failure => "FAILURE",
-            Worst::NotTestable => "not testable: needs credentials",
-            Worst::CouldNotRun => "could not run",
+            Worst::Success => "SUCCESS".into(),
+            Worst::Warning => "WARNING".into(),
+            Worst::Failure => "FAILURE".into(),
+            Worst::NotTestable(o) => format!("not testable: {}", not_testable_label(o)),
+            Worst::CouldNotRun(o) => could_not_run(o),
         }
     }
 
     /// Its place in the ranking, for sorting in the page.
     pub fn rank(self) -> u8 {
-        self as u8
+        let owner = |o: Owner| Owner::ALL.iter().position(|x| *x == o).unwrap_or(0) as u8;
+        match self {
+            Worst::Success => 0,
+            Worst::Warning => 1,
+            Worst::Failure => 2,
+            Worst::NotTestable(o) => 10 + owner(o),
+            Worst::CouldNotRun(o) => 20 + owner(o),
+        }
     }
 
     fn class(self) -> &'static str {
@@ -45,25 +55,41 @@ impl Worst {
             Worst::Success => "ok",
             Worst::Warning => "warn",
             Worst::Failure => "fail",
-            Worst::NotTestable | Worst::CouldNotRun => "skip",
+            Worst::NotTestable(_) | Worst::CouldNotRun(_) => "skip",
         }
+    }
+}
+
+/// "needs credentials", "launch command not in the package": why a server was not testable.
+fn not_testable_label(owner: Owner) -> &'static str {
+    match owner {
+        Owner::Credentials => NotTestableReason::NeedsCredentials.label(),
+        Owner::Listing => NotTestableReason::LaunchNotInPackage.label(),
+        other => other.as_str(),
     }
 }
 
 /// The worst verdict of a server's cases.
 pub fn worst(cases: &[&JudgedCase]) -> Worst {
-    if cases.iter().any(|r| judged(r).is_none()) {
-        return Worst::NotTestable;
+    if let Some(n) = cases.iter().find_map(|r| r.not_testable.as_ref()) {
+        return Worst::NotTestable(n.reason.owner());
     }
-    // `stdin-null` has no session to fail; a server that crashes at start "passes" it.
-    let mut sessions = cases
+    // `stdin-null` has no session to fail; a server that crashes at start "passes" it. An
+    // attack on the processes above the server is a verdict, not a case that could not run.
+    let sessions: Vec<&JudgedCase> = cases
         .iter()
+        .copied()
         .filter(|r| r.scenario != ScenarioId::Ending(Ending::StdinNull))
-        .peekable();
-    if sessions.peek().is_some() && sessions.all(|r| r.error.is_some()) {
-        return Worst::CouldNotRun;
+        .collect();
+    let could_not_run = |r: &&JudgedCase| {
+        r.error
+            .as_ref()
+            .is_some_and(|e| e.kind != ErrorKind::AncestorSignalled)
+    };
+    if !sessions.is_empty() && sessions.iter().all(could_not_run) {
+        return Worst::CouldNotRun(main_owner(sessions).unwrap_or(Owner::Server));
     }
-    let statuses: Vec<Status> = cases.iter().map(|r| r.verdict()).collect();
+    let statuses: Vec<Status> = cases.iter().filter_map(|r| judged(r)).collect();
     if statuses.contains(&Status::Failure) {
         Worst::Failure
     } else if statuses.contains(&Status::Warning) {
@@ -71,6 +97,18 @@ pub fn worst(cases: &[&JudgedCase]) -> Worst {
     } else {
         Worst::Success
     }
+}
+
+/// The servers counted apart on the leaderboard: how many could not be judged, by why.
+pub fn counted_apart(rows: &[Row]) -> Vec<(String, usize)> {
+    let mut counts: std::collections::BTreeMap<Worst, usize> = Default::default();
+    for r in rows
+        .iter()
+        .filter(|r| matches!(r.worst, Worst::NotTestable(_) | Worst::CouldNotRun(_)))
+    {
+        *counts.entry(r.worst).or_default() += 1;
+    }
+    counts.into_iter().map(|(w, n)| (w.label(), n)).collect()
 }
 
 /// One server's leaderboard row.
@@ -269,6 +307,8 @@ struct Index<'a> {
     tool: String,
     host: String,
     cases: usize,
+    /// `2 not testable: needs credentials, 1 could not run: usage`, or empty.
+    apart: String,
     columns: Vec<(String, String)>,
     rows: &'a [Row],
 }
@@ -296,6 +336,11 @@ pub fn render(report: &Report, url: Option<&str>) -> Vec<(String, String)> {
             report.host.os, report.host.kernel, report.host.cpus
         )),
         cases: report.results.len(),
+        apart: counted_apart(&rows)
+            .iter()
+            .map(|(what, n)| format!("{n} {what}"))
+            .collect::<Vec<_>>()
+            .join(", "),
         columns,
         rows: &rows,
     };
@@ -390,7 +435,7 @@ mod tests {
         assert_eq!(rows[0].launcher, "npx");
         assert_eq!(rows[1].worst, Worst::Warning);
         assert_eq!(rows[1].hosts[0].as_ref().unwrap().0, "10.0 s, SIGTERM");
-        assert_eq!(rows[2].worst, Worst::NotTestable);
+        assert_eq!(rows[2].worst, Worst::NotTestable(Owner::Credentials));
         assert_eq!(rows[2].hosts[0].as_ref().unwrap().0, "needs credentials");
     }
 
@@ -403,9 +448,43 @@ mod tests {
             message: "exit 1".into(),
         });
         let at_start = result("c", "stdin-null", Stage::Eof, 3.0);
-        assert_eq!(worst(&[&crashed, &at_start]), Worst::CouldNotRun);
+        assert_eq!(
+            worst(&[&crashed, &at_start]),
+            Worst::CouldNotRun(Owner::Server)
+        );
         let fine = result("c", "exit", Stage::Eof, 3.0);
-        assert_ne!(worst(&[&crashed, &fine]), Worst::CouldNotRun);
+        assert_eq!(worst(&[&crashed, &fine]), Worst::Success);
+        // A typo in the command is the user's, and says so.
+        let mut typo = crashed.clone();
+        typo.observation.error.as_mut().unwrap().kind = ErrorKind::SpawnFailed;
+        assert_eq!(worst(&[&typo]).label(), "could not run: usage");
+    }
+
+    #[test]
+    fn listings_that_cannot_launch_are_counted_apart_from_credentials() {
+        let mut rep = census();
+        for r in rep.results.iter_mut().filter(|r| r.server == "slow") {
+            r.mark_not_testable(NotTestable {
+                reason: NotTestableReason::LaunchNotInPackage,
+                message: "the listing's launch command does not exist in the package".into(),
+            });
+        }
+        let (_, rows) = leaderboard(&rep);
+        assert_eq!(
+            counted_apart(&rows),
+            [
+                (
+                    "not testable: launch command not in the package".to_string(),
+                    1
+                ),
+                ("not testable: needs credentials".to_string(), 1)
+            ]
+        );
+        let index = &render(&rep, None)[0].1;
+        assert!(
+            index.contains("1 not testable: launch command not in the package, 1 not testable: needs credentials"),
+            "{index}"
+        );
     }
 
     #[test]
@@ -429,7 +508,7 @@ mod tests {
         assert_eq!(index.matches("<tr class=\"server\"").count(), 3);
         assert!(index.contains("href=\"servers/fast.html\""));
         let keyed = get("badges/keyed.json");
-        assert!(keyed.contains("not testable: needs credentials"), "{keyed}");
+        assert!(keyed.contains("could not run: credentials"), "{keyed}");
         let page = get("servers/fast.html");
         assert!(page.contains("https://example.org/census/badges/fast.svg"));
         assert!(!page.contains(">slow<"), "only its own cases");

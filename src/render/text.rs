@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::hosts::{self, is_host_scenario};
 use super::present::{axes, cells, held_by, leftovers, mark_of, outcome, runs_line};
-use crate::model::{Outcome, ProfileKind, Report, ScenarioId};
+use crate::model::{Outcome, Owner, ProfileKind, Report, ScenarioId};
 
 /// Renders the report as the terminal matrix.
 pub fn render(report: &Report) -> String {
@@ -55,12 +55,25 @@ pub fn render(report: &Report) -> String {
         out,
         "\nspec {}: {} cases, {} success, {} failure, {} warning, {} info, {} skipped, {} could not run{}",
         report.spec, s.cases, s.success, s.failure, s.warning, s.info, s.skipped, s.errors,
-        match s.not_testable {
-            0 => String::new(),
-            n => format!(" ({n} not testable: needs credentials)"),
-        }
+        no_verdict_counts(s)
     );
     out
+}
+
+/// `; no verdict: 1 usage, 2 server` (by owner), or for an older report its credentials count.
+pub fn no_verdict_counts(s: &crate::model::Summary) -> String {
+    if s.no_verdict.is_empty() {
+        return match s.not_testable {
+            0 => String::new(),
+            n => format!(" ({n} not testable: needs credentials)"),
+        };
+    }
+    let parts: Vec<String> = s
+        .no_verdict
+        .iter()
+        .map(|(owner, n)| format!("{n} {owner}"))
+        .collect();
+    format!("; no verdict: {}", parts.join(", "))
 }
 
 fn matrix(
@@ -92,17 +105,27 @@ fn findings(report: &Report, out: &mut String) {
         if let Some(n) = &r.not_testable {
             let _ = writeln!(
                 out,
-                "SKIP     {} {}: not testable: {}: {}",
+                "SKIP     {} {}: not testable: {}: {} (owner: {})",
                 r.server,
                 r.scenario,
                 n.reason.label(),
-                n.message
+                n.message,
+                n.reason.owner()
             );
         } else if let Some(e) = &r.error {
             let _ = writeln!(
                 out,
-                "ERROR    {} {}: {}: {}",
-                r.server, r.scenario, e.kind, e.message
+                "{:<8} {} {}: {}: {} (owner: {})",
+                match e.kind.owner() {
+                    Owner::Usage => "USAGE",
+                    Owner::Harness => "HARNESS",
+                    _ => "ERROR",
+                },
+                r.server,
+                r.scenario,
+                e.kind,
+                e.message,
+                e.kind.owner()
             );
         }
         for c in &r.checks {
@@ -182,7 +205,7 @@ fn host_view(report: &Report, out: &mut String) {
 /// One host's line: host, wait, what ended it, killed hard, what was left, verdict, ladder.
 fn host_line(c: &hosts::Column, cell: &hosts::Cell) -> [String; 7] {
     let (wait, by) = match &cell.case.error {
-        Some(e) => ("-".to_string(), e.kind.to_string()),
+        Some(e) => ("-".to_string(), super::present::error_cell(e.kind)),
         None => (
             cell.wait_ms.map_or("-".into(), hosts::seconds),
             cell.ended_by.clone(),

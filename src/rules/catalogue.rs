@@ -1,5 +1,7 @@
 //! The rule catalogue (`conformance/rules.toml`) as typed data: every rule keyed by its
-//! [`RuleId`], its level per spec revision, the endings it covers, and the spec text it quotes.
+//! [`RuleId`], its level and basis per spec revision, the endings it covers, and the spec text
+//! it quotes. A rule says only what its revision says: `basis = "spec"` for a revision needs
+//! a quote of that revision and a MUST or SHOULD, and a MUST is only ever the spec's.
 
 use std::collections::BTreeMap;
 
@@ -33,6 +35,14 @@ impl Reference {
     }
 }
 
+/// A rule's basis: one for every revision, or one per revision (a duty a revision added).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum Bases {
+    All(Basis),
+    PerRevision(BTreeMap<Revision, Basis>),
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rule {
@@ -42,9 +52,14 @@ pub struct Rule {
     pub scenarios: Vec<Ending>,
     /// The budget the rule's timing is judged against, if any.
     pub budget: Option<BudgetName>,
-    pub basis: Basis,
+    pub basis: Bases,
     pub rationale: String,
     pub levels: BTreeMap<Revision, Level>,
+    /// A rule about something that happens only in a broken case (a server attacking the
+    /// processes above it): its check is reported only where it was missed, so that every
+    /// other case does not carry a line that says nothing.
+    #[serde(default)]
+    pub only_when_missed: bool,
     #[serde(default)]
     pub references: Vec<Reference>,
 }
@@ -52,6 +67,14 @@ pub struct Rule {
 impl Rule {
     pub fn level(&self, rev: Revision) -> Level {
         self.levels.get(&rev).copied().unwrap_or(Level::Info)
+    }
+
+    /// Whether `rev` states this rule (spec) or the suite checks it as practice.
+    pub fn basis(&self, rev: Revision) -> Basis {
+        match &self.basis {
+            Bases::All(b) => *b,
+            Bases::PerRevision(m) => m.get(&rev).copied().unwrap_or(Basis::Practice),
+        }
     }
 
     pub fn references_for(&self, rev: Revision) -> impl Iterator<Item = &Reference> {
@@ -62,7 +85,7 @@ impl Rule {
     pub fn info(&self, rev: Revision) -> RuleInfo {
         RuleInfo {
             title: self.title.clone(),
-            basis: self.basis,
+            basis: self.basis(rev),
             budget: self.budget,
             quotes: self
                 .references_for(rev)
@@ -96,8 +119,32 @@ pub enum CatalogueError {
     Missing(RuleId),
     #[error("rules.toml: the default revision {0} is not among the revisions")]
     DefaultRevision(Revision),
+    #[error("rules.toml: rule `{rule}` in {revision}: {problem}")]
+    Basis {
+        rule: RuleId,
+        revision: Revision,
+        problem: &'static str,
+    },
     #[error("{0}")]
     UnknownRevision(UnknownId),
+}
+
+/// What is wrong with a rule's level and basis in one revision, if anything: the spec as the
+/// basis needs a duty (MUST or SHOULD) and a quote of that revision; a MUST needs the spec.
+fn basis_problem(r: &Rule, rev: Revision) -> Option<&'static str> {
+    let (basis, level) = (r.basis(rev), r.level(rev));
+    match (basis, level) {
+        (Basis::Spec, Level::Info) => {
+            Some("basis `spec` with level `info`: a revision that states the rule scores it")
+        }
+        (Basis::Spec, _) if r.references_for(rev).next().is_none() => {
+            Some("basis `spec` without a quote of this revision")
+        }
+        (Basis::Practice, Level::Must) => {
+            Some("level `must` on a rule of practice: only the spec says MUST")
+        }
+        _ => None,
+    }
 }
 
 impl Catalogue {
@@ -124,6 +171,15 @@ impl Catalogue {
                     rule: r.id,
                     revision: *rev,
                 });
+            }
+            for rev in &c.revisions {
+                if let Some(problem) = basis_problem(r, *rev) {
+                    return Err(CatalogueError::Basis {
+                        rule: r.id,
+                        revision: *rev,
+                        problem,
+                    });
+                }
             }
         }
         if let Some(id) = RuleId::ALL
@@ -201,6 +257,50 @@ mod tests {
         );
         let e = Catalogue::parse(&text).unwrap_err().to_string();
         assert!(e.contains("clsoe"), "{e}");
+    }
+
+    #[test]
+    fn a_basis_says_only_what_its_revision_says() {
+        let c = Catalogue::bundled();
+        let (old, new): (Revision, Revision) =
+            ("2025-06-18".parse().unwrap(), "2026-07-28".parse().unwrap());
+        let eof = c.rule(RuleId::StdioExitOnEof);
+        assert_eq!(
+            (eof.basis(old), eof.level(old)),
+            (Basis::Practice, Level::Info)
+        );
+        assert_eq!(
+            (eof.basis(new), eof.level(new)),
+            (Basis::Spec, Level::Should)
+        );
+        // The client's ladder puts no duty on the server in any revision.
+        let kill = c.rule(RuleId::StdioNoForcedKill);
+        assert!(c
+            .revisions
+            .iter()
+            .all(|r| kill.basis(*r) == Basis::Practice));
+        assert_eq!(kill.info(old).basis, Basis::Practice);
+        // A spec basis needs a duty, a MUST needs the spec.
+        let text = BUNDLED.replacen(
+            "basis = { \"2024-11-05\" = \"practice\"",
+            "basis = { \"2024-11-05\" = \"spec\"",
+            1,
+        );
+        let e = Catalogue::parse(&text).unwrap_err().to_string();
+        assert!(
+            e.contains("stdio-exit-on-eof` in 2024-11-05: basis `spec` with level `info`"),
+            "{e}"
+        );
+        let text = BUNDLED.replacen(
+            "levels = { \"2024-11-05\" = \"should\"",
+            "levels = { \"2024-11-05\" = \"must\"",
+            1,
+        );
+        let e = Catalogue::parse(&text).unwrap_err().to_string();
+        assert!(
+            e.contains("stdio-no-forced-kill` in 2024-11-05: level `must` on a rule of practice"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! what held a server. Kept apart from the judge so that changing a sentence never changes a
 //! decision.
 
-use crate::model::{Diagnostics, ProcState, Runtime, SignalName, Stage};
+use crate::model::{Diagnostics, ErrorKind, Owner, ProcState, Runtime, SignalName, Stage};
 
 use super::judge::{End, Finding, Trigger};
 
@@ -74,7 +74,7 @@ fn not_prompt(after: Trigger, budget_ms: u64, end: &End) -> String {
 /// The check message for a finding.
 pub fn message(f: &Finding) -> String {
     match f {
-        Finding::NotTestable { kind, message } => format!("Not testable: {message} ({kind})"),
+        Finding::NotTestable { kind, message } => not_testable(*kind, message),
         Finding::Prompt { after, end } => prompt(*after, end),
         Finding::NotPrompt {
             after,
@@ -143,6 +143,24 @@ pub fn message(f: &Finding) -> String {
             "it exited without answering the request in flight (the spec allows this)".into()
         }
         Finding::NothingInFlight => "no request was in flight".into(),
+        Finding::SignalledAncestor { message } => format!(
+            "{message}: a process above the server was signalled by none of the harness (the server or a process it started did it; a host would have been taken down with it)"
+        ),
+        Finding::AncestorsUntouched => "nothing above it was signalled".into(),
+    }
+}
+
+/// "Not testable: …", saying whose it is when it is not the server's failure.
+fn not_testable(kind: ErrorKind, message: &str) -> String {
+    match kind.owner() {
+        _ if kind == ErrorKind::AncestorSignalled => format!(
+            "Not testable: {message} ({kind}; the server kept this from being measured: see process-no-signals-to-ancestors)"
+        ),
+        Owner::Server => format!("Not testable: {message} ({kind})"),
+        owner => format!(
+            "Not testable: {message} ({kind}; {}: never scored against the server)",
+            owner.description()
+        ),
     }
 }
 

@@ -38,7 +38,8 @@ impl End {
 /// What a rule found in one case.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Finding {
-    /// A prerequisite failed (no handshake, no launch): counts at the rule's level.
+    /// A prerequisite failed (no handshake, no launch): counts at the rule's level when the
+    /// error is the server's own (see [`ErrorKind::scores_untested`]), is skipped otherwise.
     NotTestable {
         kind: ErrorKind,
         message: String,
@@ -112,6 +113,12 @@ pub enum Finding {
     InflightAnswered,
     InflightDropped,
     NothingInFlight,
+    /// A process above the server was killed or stopped by a signal the harness did not send.
+    SignalledAncestor {
+        message: String,
+    },
+    /// Nothing above the server was signalled.
+    AncestorsUntouched,
 }
 
 impl Finding {
@@ -124,7 +131,8 @@ impl Finding {
             | ExitedAtStart { .. }
             | NothingLeft
             | StdoutClean { .. }
-            | InflightAnswered => Outcome::Pass,
+            | InflightAnswered
+            | AncestorsUntouched => Outcome::Pass,
             NotPrompt { .. }
             | Orphaned { .. }
             | OutlivedHost { .. }
@@ -135,7 +143,8 @@ impl Finding {
             | Leaked { .. }
             | StdoutViolations { .. }
             | ServerRequests { .. }
-            | InflightDropped => Outcome::Fail,
+            | InflightDropped
+            | SignalledAncestor { .. } => Outcome::Fail,
             NeverClosesStdin | EveryServerSignalled | ServerNeverExited | NothingInFlight => {
                 Outcome::NotApplicable
             }
@@ -152,6 +161,9 @@ pub struct Context<'a> {
 
 /// Judges one rule on one case.
 pub fn judge(rule: RuleId, o: &Observation, cx: &Context) -> Finding {
+    if rule == RuleId::ProcessNoSignalsToAncestors {
+        return no_signals_to_ancestors(o);
+    }
     if let Some(e) = &o.error {
         return Finding::NotTestable {
             kind: e.kind,
@@ -170,6 +182,17 @@ pub fn judge(rule: RuleId, o: &Observation, cx: &Context) -> Finding {
         RuleId::StdioInflightResponse => inflight_response(o),
         RuleId::ProcessExitOnHangup => exit_after_host(o, cx, Trigger::TerminalClosed),
         RuleId::ProcessExitOnCtrlC => exit_after_host(o, cx, Trigger::CtrlC),
+        RuleId::ProcessNoSignalsToAncestors => no_signals_to_ancestors(o),
+    }
+}
+
+/// The one rule an attack on the processes above the server breaks: the error says it.
+fn no_signals_to_ancestors(o: &Observation) -> Finding {
+    match &o.error {
+        Some(e) if e.kind == ErrorKind::AncestorSignalled => Finding::SignalledAncestor {
+            message: e.message.clone(),
+        },
+        _ => Finding::AncestorsUntouched,
     }
 }
 

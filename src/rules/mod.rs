@@ -4,12 +4,15 @@
 pub mod catalogue;
 pub mod explain;
 pub mod judge;
+#[cfg(test)]
+mod quotes;
 pub mod repeat;
 
 use std::collections::BTreeMap;
 
 use crate::model::{
-    Budgets, Check, Observation, Revision, RuleId, RuleInfo, Scenario, SpecReference, Stage, Status,
+    Budgets, Check, Observation, Outcome, Revision, RuleId, RuleInfo, Scenario, SpecReference,
+    Stage, Status,
 };
 
 pub use catalogue::{Catalogue, CatalogueError};
@@ -30,13 +33,22 @@ impl Catalogue {
             revision,
         };
         self.rules_for(scenario.ending())
-            .map(|r| {
-                let finding = judge::judge(r.id, o, &cx);
+            .map(|r| (r, judge::judge(r.id, o, &cx)))
+            // A rule about what only a broken case does shows only where it was missed.
+            .filter(|(r, finding)| !r.only_when_missed || finding.outcome() == Outcome::Fail)
+            .map(|(r, finding)| {
                 let outcome = finding.outcome();
                 let level = r.level(revision);
+                let status = match &finding {
+                    // Not the server's failure: reported, never scored.
+                    judge::Finding::NotTestable { kind, .. } if !kind.scores_untested() => {
+                        Status::Skipped
+                    }
+                    _ => Status::of(outcome, level),
+                };
                 Check {
                     id: r.id,
-                    status: Status::of(outcome, level),
+                    status,
                     level,
                     outcome,
                     message: explain::message(&finding),
@@ -226,6 +238,99 @@ mod tests {
         assert!(checks
             .iter()
             .any(|c| c.id == RuleId::StdioStdoutOnlyMcp && c.status == Status::Failure));
+    }
+
+    #[test]
+    fn a_usage_error_or_a_harness_fault_is_never_scored() {
+        for (kind, says) in [
+            (ErrorKind::SpawnFailed, "a usage error"),
+            (ErrorKind::SetupFailed, "a usage error"),
+            (ErrorKind::Harness, "a fault of the test harness"),
+        ] {
+            let r = Observation::failed("s", &"close".parse().unwrap(), kind, "why".into());
+            let checks = judge_full(&r, "2026-07-28");
+            assert!(!checks.is_empty());
+            for c in &checks {
+                assert_eq!(c.status, Status::Skipped, "{kind}: {c:?}");
+                assert_eq!(c.outcome, Outcome::NotTestable);
+                assert!(
+                    c.message.starts_with("Not testable: why") && c.message.contains(says),
+                    "{}",
+                    c.message
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn an_attack_on_the_processes_above_is_judged_by_its_own_rule_alone() {
+        let r = Observation::failed(
+            "s",
+            &"close".parse().unwrap(),
+            ErrorKind::AncestorSignalled,
+            "the case supervisor ended without a result (killed by SIGKILL)".into(),
+        );
+        let checks = judge_full(&r, "2026-07-28");
+        let attack: Vec<&Check> = checks
+            .iter()
+            .filter(|c| c.id == RuleId::ProcessNoSignalsToAncestors)
+            .collect();
+        assert_eq!(attack.len(), 1);
+        assert_eq!(
+            (attack[0].status, attack[0].level),
+            (Status::Warning, Level::Should)
+        );
+        assert!(
+            attack[0].message.contains("killed by SIGKILL"),
+            "{}",
+            attack[0].message
+        );
+        // What it kept from being measured is not claimed as broken.
+        assert!(checks
+            .iter()
+            .filter(|c| c.id != RuleId::ProcessNoSignalsToAncestors)
+            .all(|c| c.status == Status::Skipped
+                && c.message.contains("process-no-signals-to-ancestors")));
+        // Every other case, broken or not, carries no line for it.
+        for o in [
+            case("close", Some(Stage::Eof), Some(12.0)),
+            Observation::failed(
+                "s",
+                &"close".parse().unwrap(),
+                ErrorKind::HandshakeTimeout,
+                "x".into(),
+            ),
+        ] {
+            assert!(judge(&o, "2026-07-28")
+                .iter()
+                .all(|(id, _)| *id != RuleId::ProcessNoSignalsToAncestors));
+        }
+    }
+
+    #[test]
+    fn who_ended_a_lost_supervisor_decides_whose_the_case_is() {
+        use crate::model::SignalName;
+        assert_eq!(
+            ErrorKind::of_lost_supervisor(true, None),
+            ErrorKind::AncestorSignalled
+        );
+        assert_eq!(
+            ErrorKind::of_lost_supervisor(false, Some(SignalName::Kill)),
+            ErrorKind::AncestorSignalled
+        );
+        // Its own crash, or silence without a stop: the harness's.
+        assert_eq!(
+            ErrorKind::of_lost_supervisor(false, Some(SignalName::Segv)),
+            ErrorKind::Harness
+        );
+        assert_eq!(
+            ErrorKind::of_lost_supervisor(false, Some(SignalName::Abrt)),
+            ErrorKind::Harness
+        );
+        assert_eq!(
+            ErrorKind::of_lost_supervisor(false, None),
+            ErrorKind::Harness
+        );
     }
 
     /// Every rule has wording for each of its findings; every ending is judged by some rule.

@@ -38,10 +38,16 @@ fn shell(tty: &Path) -> i32 {
         return 2;
     }
     let status = job.wait().ok().map(ExitStatus::from);
+    // Nothing of the harness signals the host before its handshake: a signal death then is
+    // an attack from below it.
+    let kind = match status {
+        Some(ExitStatus::Signal(s)) => ErrorKind::of_lost_supervisor(false, Some(s)),
+        _ => ErrorKind::Harness,
+    };
     let error = CaseError {
-        kind: ErrorKind::Harness,
+        kind,
         message: format!(
-            "the terminal's job (the host) ended ({}) before it reported the handshake (not by the harness: the server or another process killed the server's parent)",
+            "the terminal's job (the host, the server's parent) ended ({}) before it reported the handshake, by none of the harness",
             status.map_or_else(|| "status unknown".into(), |s| s.to_string())
         ),
     };

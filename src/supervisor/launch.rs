@@ -211,12 +211,12 @@ fn spawn_failed(launch: &Launch, e: io::Error) -> CaseError {
         kind: ErrorKind::SpawnFailed,
         message: if e.kind() == io::ErrorKind::NotFound {
             format!(
-                "command `{}` not found (cwd {})",
+                "cannot launch `{}`: no such file (cwd {})",
                 launch.command,
                 launch.cwd.display()
             )
         } else {
-            format!("cannot start `{}`: {e}", launch.command)
+            format!("cannot launch `{}`: {e}", launch.command)
         },
     }
 }

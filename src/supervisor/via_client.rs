@@ -167,13 +167,18 @@ fn no_handshake(client: &mut Client, result: &mut Observation) {
     let _ = client.child.kill();
     let _ = client.child.wait();
     if result.error.is_none() {
-        result.error = Some(CaseError {
-            kind: ErrorKind::Harness,
-            message: match died.map(ExitStatus::from) {
-                Some(ExitStatus::Signal(s)) => format!(
-                    "the stand-in client was killed by {s} before it reported the handshake (not by the harness: the server or another process killed the server's parent)"
+        // Nothing of the harness signals the stand-in client before the handshake: a signal
+        // death then is an attack from below it.
+        result.error = Some(match died.map(ExitStatus::from) {
+            Some(ExitStatus::Signal(s)) => CaseError {
+                kind: ErrorKind::of_lost_supervisor(false, Some(s)),
+                message: format!(
+                    "the stand-in client (the server's parent) was killed by {s} before it reported the handshake, by none of the harness"
                 ),
-                _ => "the client helper ended without reporting a handshake".into(),
+            },
+            _ => CaseError {
+                kind: ErrorKind::Harness,
+                message: "the client helper ended without reporting a handshake".into(),
             },
         });
     }

@@ -70,8 +70,10 @@ fn unknown_scenario_and_revision_are_usage_errors() {
         .stderr(predicate::str::contains("unknown spec revision"));
 }
 
+/// A typo in the command is the user's: a usage error (exit 2) that says what cannot be
+/// launched, and no verdict against the server.
 #[test]
-fn command_that_does_not_exist_gets_a_verdict() {
+fn command_that_does_not_exist_is_a_usage_error() {
     cli()
         .args([
             "check",
@@ -81,10 +83,14 @@ fn command_that_does_not_exist_gets_a_verdict() {
             "mcp-shutdown-no-such-command-xyz",
         ])
         .assert()
-        .code(1)
+        .code(2)
         .stdout(
-            predicate::str::contains("spawn-failed").and(predicate::str::contains("not found")),
-        );
+            predicate::str::contains("spawn-failed (usage)")
+                .and(predicate::str::contains("FAIL").not()),
+        )
+        .stderr(predicate::str::contains(
+            "cannot launch `mcp-shutdown-no-such-command-xyz`: no such file",
+        ));
 }
 
 #[test]

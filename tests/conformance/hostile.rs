@@ -84,11 +84,18 @@ fn messages_say_what_happened() {
         Path::new("conformance/hostile/hostile-missing-command.toml"),
         "crash",
     );
-    assert!(r.error.clone().unwrap().message.contains("not found"));
+    assert!(r
+        .error
+        .clone()
+        .unwrap()
+        .message
+        .contains("cannot launch `mcp-shutdown-no-such-command-xyz`: no such file"));
+    // A typo is the user's: reported, never scored.
     assert!(r
         .checks
         .iter()
-        .all(|c| c.message.starts_with("Not testable:")));
+        .all(|c| c.message.starts_with("Not testable:")
+            && c.status == mcp_shutdown_conformance::model::Status::Skipped));
 }
 
 #[test]
@@ -170,7 +177,7 @@ fn a_stderr_flood_costs_only_a_bounded_tail() {
 }
 
 #[test]
-fn servers_that_attack_their_supervisor_are_swept() {
+fn servers_that_attack_their_supervisor_are_swept_and_judged_for_it() {
     for (name, scenario, says) in [
         ("kills-supervisor", "exit", "swept"),
         ("kills-parent", "close", "swept"),
@@ -179,12 +186,24 @@ fn servers_that_attack_their_supervisor_are_swept() {
         ("stops-supervisor", "close", "stopped responding"),
     ] {
         let r = run(&hostile(name), scenario);
-        let e = r.error.clone().expect("a harness error");
+        let e = r.error.clone().expect("an error");
+        // The server's doing, judged by the rule it breaks, and by that rule alone.
         assert_eq!(
             e.kind,
-            mcp_shutdown_conformance::model::ErrorKind::Harness,
+            mcp_shutdown_conformance::model::ErrorKind::AncestorSignalled,
             "{name}"
         );
         assert!(e.message.contains(says), "{name} {scenario}: {}", e.message);
+        let missed: Vec<String> = r
+            .checks
+            .iter()
+            .filter(|c| c.status.is_miss())
+            .map(|c| c.id.to_string())
+            .collect();
+        assert_eq!(
+            missed,
+            ["process-no-signals-to-ancestors"],
+            "{name} {scenario}"
+        );
     }
 }

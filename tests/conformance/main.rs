@@ -14,6 +14,7 @@ mod repeat;
 mod reports;
 mod robust;
 mod sdk;
+mod skip;
 mod support;
 mod yours;
 
