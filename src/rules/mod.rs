@@ -2,6 +2,8 @@
 //! per rule, returning a typed finding) and the wording of findings from the catalogue's
 //! templates. Judging a case gives its checks.
 
+#[cfg(test)]
+mod book;
 pub mod catalogue;
 #[cfg(test)]
 mod codegen;
