@@ -15,9 +15,8 @@ use serde::Serialize;
 
 use super::hosts::is_host_scenario;
 use super::present::{self, axes, visible};
-use crate::model::{
-    Check, Ending, JudgedCase, Outcome, Owner, Report, RuleId, ScenarioId, Stage, Status,
-};
+use crate::model::{Check, Ending, JudgedCase, Outcome, Owner, Report, ScenarioId, Status};
+use crate::rules::{explain, Catalogue};
 
 /// The badge's left-hand text.
 pub const LABEL: &str = "MCP shutdown";
@@ -182,28 +181,8 @@ fn reason(r: &JudgedCase, c: &Check) -> (u8, String) {
             present::could_not_run(r.owner().unwrap_or(Owner::Server)),
         );
     }
-    let (p, text) = match (c.id, r.stage) {
-        (RuleId::ProcessNoSignalsToAncestors, _) => (0, "signals its client"),
-        (RuleId::StdioExitOnClientDeath, Some(Stage::Survived)) => (0, "orphans on client exit"),
-        (RuleId::StdioNoForcedKill, _) => (1, "needs SIGKILL"),
-        (RuleId::StdioStdoutOnlyMcp, _)
-            if r.stdout.violations == 0 && r.stdout.server_requests > 0 =>
-        {
-            (2, "requests on stdout")
-        }
-        (RuleId::StdioStdoutOnlyMcp, _) => (2, "non-MCP output on stdout"),
-        (RuleId::StdioExitOnEof, Some(Stage::Eof)) => (8, "slow exit on EOF"),
-        (RuleId::StdioExitOnEof, _) => (3, "ignores stdin EOF"),
-        (RuleId::ProcessNoLeakedDescendants, _) => (4, "leaks child processes"),
-        (RuleId::ProcessExitOnSigterm, _) => (5, "ignores SIGTERM"),
-        (RuleId::ProcessExitOnSigint, _) => (6, "ignores SIGINT"),
-        (RuleId::StdioExitOnEofAtStart, _) => (7, "ignores EOF at start"),
-        (RuleId::StdioExitOnClientDeath, _) => (9, "slow exit on client exit"),
-        (RuleId::ProcessExitOnHangup, _) => (6, "outlives its terminal"),
-        (RuleId::ProcessExitOnCtrlC, _) => (6, "outlives Ctrl-C"),
-        (RuleId::StdioInflightResponse, _) => (30, "drops the request in flight"),
-    };
-    (p, text.to_string())
+    // Each rule's label is in the catalogue (`badge` of its `[[rule]]`).
+    explain::badge_label(Catalogue::shared().rule(c.id), r)
 }
 
 /// The static flat badge (shields' "flat" style).
@@ -285,7 +264,7 @@ impl Badge {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Level;
+    use crate::model::{Level, RuleId, Stage};
     use crate::test_support as fixture;
 
     fn badges(report: &Report) -> Vec<Badge> {

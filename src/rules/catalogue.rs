@@ -1,11 +1,17 @@
 //! The rule catalogue (`conformance/rules.toml`) as typed data: every rule keyed by its
-//! [`RuleId`], its level and basis per spec revision, the endings it covers, and the spec text
-//! it quotes. A rule says only what its revision says: `basis = "spec"` for a revision needs
-//! a quote of that revision and a MUST or SHOULD, and a MUST is only ever the spec's.
+//! [`RuleId`], its level and basis per spec revision, the endings it covers, the spec text
+//! it quotes, and its wording (a message per finding, the badge's label). A rule says only
+//! what its revision says: `basis = "spec"` for a revision needs a quote of that revision and
+//! a MUST or SHOULD, and a MUST is only ever the spec's.
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
 use serde::Deserialize;
+use strum::VariantNames;
+
+use super::explain;
+use super::judge::Finding;
 
 use crate::model::{
     Basis, BudgetName, Ending, Level, Quote, Revision, RuleId, RuleInfo, UnknownId,
@@ -56,12 +62,44 @@ pub struct Rule {
     pub rationale: String,
     pub levels: BTreeMap<Revision, Level>,
     /// A rule about something that happens only in a broken case (a server attacking the
-    /// processes above it): its check is reported only where it was missed, so that every
-    /// other case does not carry a line that says nothing.
+    /// processes above it): its judge sees the cases that could not run (they are not
+    /// testable for every other rule), and its check is reported only where it was missed,
+    /// so that every other case does not carry a line that says nothing.
     #[serde(default)]
     pub only_when_missed: bool,
+    /// The check's message for each finding its judge gives, by the finding's name: a
+    /// template of the finding's fields (see [`super::explain`]).
+    #[serde(default)]
+    pub messages: BTreeMap<String, String>,
+    /// What a badge says when this rule is missed: the first label whose `when` holds.
+    #[serde(default)]
+    pub badge: Vec<BadgeLabel>,
     #[serde(default)]
     pub references: Vec<Reference>,
+}
+
+/// A badge's label for a missed rule, when the case matches.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BadgeLabel {
+    /// An expression of the case's `stage` and `stdout`; none: always.
+    #[serde(default)]
+    pub when: Option<String>,
+    /// Lower says more: a badge names the lowest-ranked of a server's misses.
+    pub rank: u8,
+    pub label: String,
+}
+
+/// The wording every rule's messages share.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Wording {
+    /// A case that could not be judged (every rule's `not_testable` finding).
+    pub not_testable: String,
+    /// `{{ waiting }}` in a finding with an end: the time spent waiting for a CPU, when noticeable.
+    pub waiting: String,
+    /// `{{ ending }}` in a finding with an end: how the case ended, by stage (`none`: it never ran).
+    pub ending: BTreeMap<String, String>,
 }
 
 impl Rule {
@@ -103,6 +141,7 @@ impl Rule {
 pub struct Catalogue {
     pub revisions: Vec<Revision>,
     pub default_revision: Revision,
+    pub wording: Wording,
     #[serde(rename = "rule")]
     pub rules: Vec<Rule>,
 }
@@ -125,8 +164,70 @@ pub enum CatalogueError {
         revision: Revision,
         problem: &'static str,
     },
+    #[error("rules.toml: rule `{rule}`, {place}: {problem}")]
+    Wording {
+        rule: RuleId,
+        place: String,
+        problem: String,
+    },
+    #[error("rules.toml: [wording] {place}: {problem}")]
+    SharedWording { place: String, problem: String },
     #[error("{0}")]
     UnknownRevision(UnknownId),
+}
+
+/// What is wrong with a rule's messages, and where: they word findings that exist, once per
+/// rule (but for `not_testable`, worded once for all), in valid templates.
+fn messages_problem(r: &Rule) -> Option<(String, String)> {
+    r.messages.iter().find_map(|(name, template)| {
+        let problem = if name == "not_testable" {
+            "worded once for every rule, in [wording]".to_string()
+        } else if !Finding::VARIANTS.contains(&name.as_str()) {
+            let known = Finding::VARIANTS.join(", ");
+            format!("no finding is called `{name}` (known: {known})")
+        } else {
+            explain::template_problem(template)?
+        };
+        Some((format!("messages.{name}"), problem))
+    })
+}
+
+/// What is wrong with a rule's badge labels, and where: valid `when`s, and only the last
+/// label without one, so that every miss has a label.
+fn badge_problem(r: &Rule) -> Option<(String, String)> {
+    if r.badge.is_empty() {
+        let problem = "no label: write `badge = [{ rank = …, label = \"…\" }]`";
+        return Some(("badge".into(), problem.into()));
+    }
+    r.badge.iter().enumerate().find_map(|(i, b)| {
+        let last = i + 1 == r.badge.len();
+        let problem = match (&b.when, last) {
+            (Some(_), true) => {
+                "the last badge label has no `when`, so that every miss has a label".into()
+            }
+            (None, false) => "only the last badge label goes without a `when`".into(),
+            (None, true) => return None,
+            (Some(w), false) => {
+                let p = explain::expression_problem(w)?;
+                return Some((format!("badge[{i}].when"), p));
+            }
+        };
+        Some((format!("badge[{i}]"), problem))
+    })
+}
+
+fn shared_wording_problem(w: &Wording) -> Option<(String, String)> {
+    let templates = [("not_testable", &w.not_testable), ("waiting", &w.waiting)];
+    let endings = w.ending.iter().map(|(k, v)| (k.as_str(), v));
+    for (place, template) in templates.into_iter().chain(endings) {
+        if let Some(p) = explain::template_problem(template) {
+            return Some((place.to_string(), p));
+        }
+    }
+    explain::ENDING_KEYS
+        .iter()
+        .find(|k| !w.ending.contains_key(**k))
+        .map(|k| (format!("ending.{k}"), "missing".to_string()))
 }
 
 /// What is wrong with a rule's level and basis in one revision, if anything: the spec as the
@@ -147,9 +248,16 @@ fn basis_problem(r: &Rule, rev: Revision) -> Option<&'static str> {
     }
 }
 
+static SHARED: LazyLock<Catalogue> = LazyLock::new(Catalogue::bundled);
+
 impl Catalogue {
     pub fn bundled() -> Self {
         Self::parse(BUNDLED).expect("the bundled rules.toml is valid (tested)")
+    }
+
+    /// The bundled catalogue, parsed once (what renderers word a report's rules with).
+    pub fn shared() -> &'static Self {
+        &SHARED
     }
 
     pub fn parse(text: &str) -> Result<Self, CatalogueError> {
@@ -162,6 +270,9 @@ impl Catalogue {
         if !c.revisions.contains(&c.default_revision) {
             return Err(CatalogueError::DefaultRevision(c.default_revision));
         }
+        if let Some((place, problem)) = shared_wording_problem(&c.wording) {
+            return Err(CatalogueError::SharedWording { place, problem });
+        }
         for (i, r) in c.rules.iter().enumerate() {
             if c.rules[..i].iter().any(|q| q.id == r.id) {
                 return Err(CatalogueError::Duplicate(r.id));
@@ -170,6 +281,13 @@ impl Catalogue {
                 return Err(CatalogueError::MissingLevel {
                     rule: r.id,
                     revision: *rev,
+                });
+            }
+            if let Some((place, problem)) = messages_problem(r).or_else(|| badge_problem(r)) {
+                return Err(CatalogueError::Wording {
+                    rule: r.id,
+                    place,
+                    problem,
                 });
             }
             for rev in &c.revisions {
@@ -300,6 +418,45 @@ mod tests {
         assert!(
             e.contains("stdio-no-forced-kill` in 2024-11-05: level `must` on a rule of practice"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn wording_is_checked_where_it_is_written() {
+        let e = |from: &str, to: &str| {
+            assert!(BUNDLED.contains(from), "{from}");
+            Catalogue::parse(&BUNDLED.replacen(from, to, 1))
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            e("never_closes_stdin = ", "never_closes_stdn = "),
+            format!(
+                "rules.toml: rule `stdio-exit-on-eof`, messages.never_closes_stdn: no finding is called `never_closes_stdn` (known: {})",
+                Finding::VARIANTS.join(", ")
+            )
+        );
+        assert!(e(
+            "after stdin closed{{ waiting }}",
+            "after stdin closed{{ waiting "
+        )
+        .starts_with("rules.toml: rule `stdio-exit-on-eof`, messages.prompt: syntax error"));
+        assert_eq!(
+            e(
+                "  { rank = 3, label = \"ignores stdin EOF\" },",
+                "  { when = \"true\", rank = 3, label = \"ignores stdin EOF\" },"
+            ),
+            "rules.toml: rule `stdio-exit-on-eof`, badge[1]: the last badge label has no `when`, so that every miss has a label"
+        );
+        assert!(e("{ when = \"stage == 'eof'\"", "{ when = \"stage ==\"")
+            .starts_with("rules.toml: rule `stdio-exit-on-eof`, badge[0].when: syntax error"));
+        assert_eq!(
+            e("[rule.messages]\nprompt = ", "[rule.messages]\nnot_testable = \"x\"\nprompt = "),
+            "rules.toml: rule `stdio-exit-on-eof`, messages.not_testable: worded once for every rule, in [wording]"
+        );
+        assert_eq!(
+            e("sigkill = \"only SIGKILL", "sigkil = \"only SIGKILL"),
+            "rules.toml: [wording] ending.sigkill: missing"
         );
     }
 

@@ -1,179 +1,156 @@
-//! All wording of verdicts: a [`Finding`] in words, the note on an ending, and the hint on
-//! what held a server. Kept apart from the judge so that changing a sentence never changes a
-//! decision.
+//! All wording of verdicts: a [`Finding`] in words, from its rule's template in the catalogue
+//! (`conformance/rules.toml`); the badge's label for a missed rule; the note on an ending, and
+//! the hint on what held a server. Kept apart from the judge so that changing a sentence never
+//! changes a decision.
+//!
+//! Templates are minijinja: `{{ field }}` of the finding, `{{ x | ms }}` for milliseconds
+//! (`?` when unknown); a finding with an end also has `{{ ending }}` (how the case ended, by
+//! stage) and `{{ waiting }}` (the time it waited for a CPU, when noticeable). Nothing is
+//! escaped, and a name the finding does not have is an error (the tests render every one).
 
-use crate::model::{Diagnostics, ErrorKind, Owner, ProcState, Runtime, SignalName, Stage};
+use std::sync::LazyLock;
 
-use super::judge::{End, Finding, Trigger};
+use minijinja::value::Serde;
+use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value};
+use serde_json::{Map, Value as Json};
 
-fn ms(x: Option<f64>) -> String {
-    x.map_or_else(|| "?".into(), |v| format!("{v:.0} ms"))
+use crate::model::{Diagnostics, Observation, ProcState, Runtime, SignalName};
+
+use super::catalogue::{Rule, Wording};
+use super::judge::Finding;
+
+/// The keys of `[wording.ending]`: every stage, and `none` for a case that never ran.
+pub const ENDING_KEYS: &[&str] = &[
+    "eof", "sigint", "sigterm", "sighup", "sigkill", "survived", "none",
+];
+
+/// From this much time waiting for a CPU, a message says so.
+const NOTICEABLE_WAIT_MS: f64 = 50.0;
+
+fn ms(v: Option<f64>) -> String {
+    v.map_or_else(|| "?".into(), |v| format!("{v:.0} ms"))
 }
 
-/// " (of which N ms waiting for a CPU)" when load was noticeable.
-fn load_note(end: &End) -> String {
-    match end.runqueue_ms {
-        Some(w) if w >= 50.0 => format!(" (of which {w:.0} ms waiting for a CPU)"),
-        _ => String::new(),
-    }
+fn environment<'s>() -> Environment<'s> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_auto_escape_callback(|_| AutoEscape::None);
+    env.add_filter("ms", ms);
+    env
 }
 
-/// How the case ended, in words.
-pub fn ending(end: &End) -> String {
-    match end.stage {
-        Some(Stage::Eof) => format!(
-            "it exited on end-of-file after {}{}",
-            ms(end.exit_ms),
-            load_note(end)
-        ),
-        Some(Stage::Sigterm) => format!(
-            "SIGTERM ended it, {} after the session was ended",
-            ms(end.exit_ms)
-        ),
-        Some(Stage::Sigint) => format!(
-            "SIGINT ended it, {} after the session was ended",
-            ms(end.exit_ms)
-        ),
-        Some(Stage::Sighup) => format!(
-            "SIGHUP ended it, {} after its terminal went away",
-            ms(end.exit_ms)
-        ),
-        Some(Stage::Sigkill) => format!(
-            "only SIGKILL ended it, {} after the session was ended",
-            ms(end.exit_ms)
-        ),
-        Some(Stage::Survived) => "still running when the harness stopped waiting".into(),
-        None => "it never ran".into(),
-    }
+static ENV: LazyLock<Environment<'static>> = LazyLock::new(environment);
+
+/// What is wrong with a template's syntax, if anything (checked when the catalogue is read).
+pub fn template_problem(template: &str) -> Option<String> {
+    environment()
+        .template_from_str(template)
+        .err()
+        .map(|e| e.to_string())
 }
 
-fn prompt(after: Trigger, end: &End) -> String {
-    let what = match after {
-        Trigger::StdinClosed => "after stdin closed",
-        Trigger::ClientDied => "after its client died",
-        Trigger::Sigterm => "after SIGTERM",
-        Trigger::SigintToGroup => "after SIGINT to its process group",
-        Trigger::TerminalClosed => "after its terminal host's terminal was closed",
-        Trigger::CtrlC => "after Ctrl-C stopped its terminal host",
+/// What is wrong with an expression's syntax, if anything.
+pub fn expression_problem(expression: &str) -> Option<String> {
+    environment()
+        .compile_expression(expression)
+        .err()
+        .map(|e| e.to_string())
+}
+
+fn render(template: &str, values: &Map<String, Json>) -> Result<String, minijinja::Error> {
+    ENV.render_str(template, Value::from(Serde(values)))
+}
+
+/// A finding's fields, and what its wording adds: `ending` and `waiting` when it has an end,
+/// whose the case is when it could not be judged.
+fn values(w: &Wording, f: &Finding) -> Result<Map<String, Json>, minijinja::Error> {
+    let mut v = match serde_json::to_value(f) {
+        Ok(Json::Object(m)) => m,
+        _ => Map::new(),
     };
-    format!("exited {} {what}{}", ms(end.exit_ms), load_note(end))
+    if let Some(end) = f.end() {
+        let waiting = match end.runqueue_ms {
+            Some(t) if t >= NOTICEABLE_WAIT_MS => render(&w.waiting, &v)?,
+            _ => String::new(),
+        };
+        v.insert("waiting".into(), waiting.into());
+        let stage = end
+            .stage
+            .map_or_else(|| "none".to_string(), |s| s.to_string());
+        let ending = match w.ending.get(&stage) {
+            Some(t) => render(t, &v)?,
+            None => stage,
+        };
+        v.insert("ending".into(), ending.into());
+    }
+    if let Finding::NotTestable { kind, .. } = f {
+        v.insert("owner".into(), kind.owner().to_string().into());
+        v.insert("whose".into(), kind.owner().description().into());
+    }
+    Ok(v)
 }
 
-fn not_prompt(after: Trigger, budget_ms: u64, end: &End) -> String {
-    let what = match after {
-        Trigger::StdinClosed => "of stdin closing",
-        Trigger::ClientDied => "of its client's death",
-        Trigger::Sigterm => "of SIGTERM (stdin still open)",
-        Trigger::SigintToGroup => "of SIGINT to its process group",
-        Trigger::TerminalClosed => "of its terminal host's terminal closing",
-        Trigger::CtrlC => "of Ctrl-C stopping its terminal host",
-    };
-    format!("did not exit within {budget_ms} ms {what}: {}", ending(end))
-}
-
-/// The check message for a finding.
-pub fn message(f: &Finding) -> String {
+/// The template of a rule's finding: its own, or for a case that could not be judged, the
+/// one every rule shares.
+fn template<'c>(w: &'c Wording, rule: &'c Rule, f: &Finding) -> Option<&'c str> {
     match f {
-        Finding::NotTestable { kind, message } => not_testable(*kind, message),
-        Finding::Prompt { after, end } => prompt(*after, end),
-        Finding::NotPrompt {
-            after,
-            budget_ms,
-            end,
-        } => not_prompt(*after, *budget_ms, end),
-        Finding::Orphaned { observe_ms } => format!(
-            "orphaned: still running {observe_ms} ms after its client died (reparented away from its client; the harness killed it)"
-        ),
-        Finding::OutlivedHost { observe_ms, after } => format!(
-            "orphaned: still running {observe_ms} ms {} (nothing will ever stop it; the harness killed it)",
-            match after {
-                Trigger::CtrlC => "after Ctrl-C stopped its terminal host",
-                _ => "after its terminal host's terminal was closed",
+        Finding::NotTestable { .. } => Some(&w.not_testable),
+        _ => rule.messages.get(f.name()).map(String::as_str),
+    }
+}
+
+/// The check message for a finding of `rule`, or why it has none (a test renders every
+/// finding of every judge, so that this never shows).
+pub fn try_message(w: &Wording, rule: &Rule, f: &Finding) -> Result<String, String> {
+    let Some(t) = template(w, rule, f) else {
+        return Err(format!(
+            "rule `{}` has no message for its finding `{}`: write `{} = \"…\"` under its [rule.messages] in conformance/rules.toml",
+            rule.id,
+            f.name(),
+            f.name()
+        ));
+    };
+    values(w, f)
+        .and_then(|v| render(t, &v))
+        .map_err(|e| format!("rule `{}`, messages.{}: {e}", rule.id, f.name()))
+}
+
+/// The check message for a finding of `rule`.
+pub fn message(w: &Wording, rule: &Rule, f: &Finding) -> String {
+    try_message(w, rule, f).unwrap_or_else(|e| format!("({e})"))
+}
+
+fn holds(when: &str, case: &Value) -> Result<bool, minijinja::Error> {
+    let e = ENV.compile_expression_owned(when.to_string())?;
+    Ok(e.eval(case.clone())?.is_true())
+}
+
+/// What a badge says of a case that missed `rule`, and its rank (lower says more), or why
+/// a label's `when` could not be evaluated.
+pub fn try_badge_label(rule: &Rule, case: &Observation) -> Result<(u8, String), String> {
+    let values = serde_json::json!({ "stage": case.stage, "stdout": case.stdout });
+    let case = Value::from(Serde(values));
+    for (i, b) in rule.badge.iter().enumerate() {
+        let hit = match &b.when {
+            None => true,
+            Some(w) => {
+                holds(w, &case).map_err(|e| format!("rule `{}`, badge[{i}].when: {e}", rule.id))?
             }
-        ),
-        Finding::NeverClosesStdin => "this client never closes stdin".into(),
-        Finding::BeforeSigkill { stage } => format!(
-            "ended before SIGKILL ({})",
-            stage.map(|s| s.to_string()).unwrap_or_default()
-        ),
-        Finding::Forced { end } => ending(end),
-        Finding::WouldHangClient => {
-            "it outlived this client's whole ladder: the client would wait forever".into()
+        };
+        if hit {
+            return Ok((b.rank, b.label.clone()));
         }
-        Finding::Abandoned => {
-            "it outlived this client's whole ladder: the client gives up and leaves it running".into()
-        }
-        Finding::EveryServerSignalled => {
-            "this client never closes stdin, so every server it stops gets a signal".into()
-        }
-        Finding::ExitedAtStart { exit_ms } => format!(
-            "exited {} after it was started with stdin at end-of-file",
-            ms(*exit_ms)
-        ),
-        Finding::IgnoredEofAtStart { end } => format!(
-            "started with stdin at end-of-file, it did not exit by itself: {}",
-            ending(end)
-        ),
-        Finding::ServerNeverExited => "the server itself never exited; see the exit rules".into(),
-        Finding::NothingLeft => "nothing it started outlived it".into(),
-        Finding::Leaked {
-            groups,
-            count,
-            prompt_ms,
-        } => leaked(groups, *count, *prompt_ms),
-        Finding::StdoutClean { messages } => {
-            format!("{messages} message(s), all valid JSON-RPC")
-        }
-        Finding::StdoutViolations {
-            violations,
-            lines,
-            first_line,
-            kind,
-            excerpt,
-        } => format!(
-            "{violations} of {lines} stdout line(s) are not one JSON-RPC message; first, line {first_line} ({}): \"{excerpt}\"",
-            kind.as_str()
-        ),
-        Finding::ServerRequests { count, first } => format!(
-            "sent {count} JSON-RPC request(s) on stdout; first: {}",
-            first.as_deref().unwrap_or("?")
-        ),
-        Finding::InflightAnswered => "the request in flight was answered before it exited".into(),
-        Finding::InflightDropped => {
-            "it exited without answering the request in flight (the spec allows this)".into()
-        }
-        Finding::NothingInFlight => "no request was in flight".into(),
-        Finding::SignalledAncestor { message } => format!(
-            "{message}: a process above the server was signalled by none of the harness (the server or a process it started did it; a host would have been taken down with it)"
-        ),
-        Finding::AncestorsUntouched => "nothing above it was signalled".into(),
     }
+    Err(format!("rule `{}` has no badge label", rule.id))
 }
 
-/// "Not testable: …", saying whose it is when it is not the server's failure.
-fn not_testable(kind: ErrorKind, message: &str) -> String {
-    match kind.owner() {
-        _ if kind == ErrorKind::AncestorSignalled => format!(
-            "Not testable: {message} ({kind}; the server kept this from being measured: see process-no-signals-to-ancestors)"
-        ),
-        Owner::Server => format!("Not testable: {message} ({kind})"),
-        owner => format!(
-            "Not testable: {message} ({kind}; {}: never scored against the server)",
-            owner.description()
-        ),
-    }
-}
-
-fn leaked(groups: &[crate::model::LeftoverGroup], count: u64, prompt_ms: u64) -> String {
-    let listed: usize = groups.iter().map(|g| g.pids.len()).sum();
-    let mut list: Vec<String> = groups.iter().map(|g| g.to_string()).collect();
-    if count > listed as u64 {
-        list.push(format!("{} more not listed", count - listed as u64));
-    }
-    format!(
-        "{count} process(es) it started still ran {prompt_ms} ms after it exited: {}",
-        list.join("; ")
-    )
+/// What a badge says of a case that missed `rule`, and its rank: a label whose `when` cannot
+/// be evaluated does not hold (a test evaluates every one).
+pub fn badge_label(rule: &Rule, case: &Observation) -> (u8, String) {
+    try_badge_label(rule, case).unwrap_or_else(|_| {
+        let fallback = rule.badge.last().map(|b| (b.rank, b.label.clone()));
+        fallback.unwrap_or_else(|| (u8::MAX, rule.id.to_string()))
+    })
 }
 
 /// The note on a case whose processes hit the per-case limit.

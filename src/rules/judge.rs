@@ -1,24 +1,17 @@
-//! The judge: one small pure function per rule, from what a case observed to a typed
-//! [`Finding`]. Wording is chosen later, in [`super::explain`].
+//! The judge: what a rule found in one case, as a typed [`Finding`], from its judge in
+//! [`super::judges`] (one pure function per rule). Wording is chosen later, from the
+//! catalogue's templates of each finding ([`super::explain`]).
 
+use serde::Serialize;
+
+use super::catalogue::Rule;
 use crate::model::{
-    group_leftovers, Budgets, ErrorKind, LeftoverGroup, Observation, Outcome, Revision, RuleId,
-    Scenario, Stage, ViolationKind,
+    Budgets, ErrorKind, LeftoverGroup, Observation, Outcome, Revision, RuleId, Scenario, Stage,
+    ViolationKind,
 };
 
-/// What set the exit rules' clock.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Trigger {
-    StdinClosed,
-    ClientDied,
-    Sigterm,
-    SigintToGroup,
-    TerminalClosed,
-    CtrlC,
-}
-
-/// How a case ended, as the wording of a finding needs it.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// How a case ended, as the wording of a finding needs it (`{{ ending }}`, `{{ waiting }}`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct End {
     pub stage: Option<Stage>,
     pub exit_ms: Option<f64>,
@@ -26,7 +19,7 @@ pub struct End {
 }
 
 impl End {
-    fn of(o: &Observation) -> Self {
+    pub fn of(o: &Observation) -> Self {
         Self {
             stage: o.stage,
             exit_ms: o.exit_ms,
@@ -35,8 +28,12 @@ impl End {
     }
 }
 
-/// What a rule found in one case.
-#[derive(Clone, Debug, PartialEq)]
+/// What a rule found in one case. Its name (`not_prompt`) keys the rule's message in
+/// `conformance/rules.toml`, and its fields are the template's values (an [`End`]'s fields
+/// directly: `exit_ms`, `stage`, `runqueue_ms`).
+#[derive(Clone, Debug, PartialEq, Serialize, strum::VariantNames, strum::IntoStaticStr)]
+#[serde(tag = "finding", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Finding {
     /// A prerequisite failed (no handshake, no launch): counts at the rule's level when the
     /// error is the server's own (see [`ErrorKind::scores_untested`]), is skipped otherwise.
@@ -46,13 +43,13 @@ pub enum Finding {
     },
     /// Exited within the prompt budget after its trigger.
     Prompt {
-        after: Trigger,
+        #[serde(flatten)]
         end: End,
     },
     /// Did not exit within the prompt budget after its trigger.
     NotPrompt {
-        after: Trigger,
         budget_ms: u64,
+        #[serde(flatten)]
         end: End,
     },
     /// Still running `observe_ms` after its client died.
@@ -67,6 +64,7 @@ pub enum Finding {
     },
     /// Needed SIGKILL, or outlived the ladder.
     Forced {
+        #[serde(flatten)]
         end: End,
     },
     /// Outlived a client whose last wait has no end.
@@ -76,7 +74,6 @@ pub enum Finding {
     /// Still running `observe_ms` after its terminal host went away.
     OutlivedHost {
         observe_ms: u64,
-        after: Trigger,
     },
     /// A client that never closes stdin signals every server: not the server's doing.
     EveryServerSignalled,
@@ -86,13 +83,18 @@ pub enum Finding {
     },
     /// Started with stdin at EOF and needed a signal (or outlived the ladder).
     IgnoredEofAtStart {
+        #[serde(flatten)]
         end: End,
     },
     /// The server itself never exited: the leak rule waits for the exit rules.
     ServerNeverExited,
     NothingLeft,
+    /// `count` processes outlived the server: `groups` in words, and `unlisted` more that
+    /// the report only counts.
     Leaked {
+        #[serde(serialize_with = "in_words")]
         groups: Vec<LeftoverGroup>,
+        unlisted: u64,
         count: u64,
         prompt_ms: u64,
     },
@@ -121,7 +123,28 @@ pub enum Finding {
     AncestorsUntouched,
 }
 
+/// Leftover groups as the report words them (`pid 4242 `sleep 600` (started by `x`)`).
+fn in_words<S: serde::Serializer>(groups: &[LeftoverGroup], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(groups.iter().map(|g| g.to_string()))
+}
+
 impl Finding {
+    /// The name that keys its message: `not_prompt`.
+    pub fn name(&self) -> &'static str {
+        self.into()
+    }
+
+    /// How the case ended, for findings whose wording says so.
+    pub fn end(&self) -> Option<&End> {
+        use Finding::*;
+        match self {
+            Prompt { end } | NotPrompt { end, .. } | Forced { end } | IgnoredEofAtStart { end } => {
+                Some(end)
+            }
+            _ => None,
+        }
+    }
+
     pub fn outcome(&self) -> Outcome {
         use Finding::*;
         match self {
@@ -159,165 +182,21 @@ pub struct Context<'a> {
     pub revision: Revision,
 }
 
-/// Judges one rule on one case.
-pub fn judge(rule: RuleId, o: &Observation, cx: &Context) -> Finding {
-    if rule == RuleId::ProcessNoSignalsToAncestors {
-        return no_signals_to_ancestors(o);
-    }
-    if let Some(e) = &o.error {
-        return Finding::NotTestable {
+/// A rule's judge.
+pub type Judge = fn(&Observation, &Context) -> Finding;
+
+// `fn judge_of(RuleId) -> Judge`, generated by build.rs (src/rules/codegen.rs): each rule's
+// judge is the function of src/rules/judges.rs named after its id.
+include!(concat!(env!("OUT_DIR"), "/rule_judges.rs"));
+
+/// Judges one rule on one case: a case that could not run is not testable, but for a rule
+/// about what only such a case does (`only_when_missed`), which judges it.
+pub fn judge(rule: &Rule, o: &Observation, cx: &Context) -> Finding {
+    match &o.error {
+        Some(e) if !rule.only_when_missed => Finding::NotTestable {
             kind: e.kind,
             message: e.message.clone(),
-        };
-    }
-    match rule {
-        RuleId::StdioExitOnEof => exit_on_eof(o, cx),
-        RuleId::StdioExitOnClientDeath => exit_on_client_death(o, cx),
-        RuleId::StdioNoForcedKill => no_forced_kill(o, cx),
-        RuleId::StdioExitOnEofAtStart => exit_on_eof_at_start(o),
-        RuleId::ProcessExitOnSigterm => prompt_after(o, cx, Stage::Sigterm, Trigger::Sigterm),
-        RuleId::ProcessExitOnSigint => prompt_after(o, cx, Stage::Sigint, Trigger::SigintToGroup),
-        RuleId::ProcessNoLeakedDescendants => no_leaked_descendants(o, cx),
-        RuleId::StdioStdoutOnlyMcp => stdout_only_mcp(o, cx),
-        RuleId::StdioInflightResponse => inflight_response(o),
-        RuleId::ProcessExitOnHangup => exit_after_host(o, cx, Trigger::TerminalClosed),
-        RuleId::ProcessExitOnCtrlC => exit_after_host(o, cx, Trigger::CtrlC),
-        RuleId::ProcessNoSignalsToAncestors => no_signals_to_ancestors(o),
-    }
-}
-
-/// The one rule an attack on the processes above the server breaks: the error says it.
-fn no_signals_to_ancestors(o: &Observation) -> Finding {
-    match &o.error {
-        Some(e) if e.kind == ErrorKind::AncestorSignalled => Finding::SignalledAncestor {
-            message: e.message.clone(),
         },
-        _ => Finding::AncestorsUntouched,
-    }
-}
-
-/// Exited at `stage` within the prompt budget, counting only the server's own time.
-fn within(o: &Observation, cx: &Context, stage: Stage) -> bool {
-    o.stage == Some(stage) && o.own_ms().is_some_and(|t| t <= cx.budgets.prompt_ms as f64)
-}
-
-fn prompt_after(o: &Observation, cx: &Context, stage: Stage, after: Trigger) -> Finding {
-    if within(o, cx, stage) {
-        Finding::Prompt {
-            after,
-            end: End::of(o),
-        }
-    } else {
-        Finding::NotPrompt {
-            after,
-            budget_ms: cx.budgets.prompt_ms,
-            end: End::of(o),
-        }
-    }
-}
-
-fn exit_on_eof(o: &Observation, cx: &Context) -> Finding {
-    if !cx.scenario.closes_stdin() {
-        return Finding::NeverClosesStdin;
-    }
-    prompt_after(o, cx, Stage::Eof, Trigger::StdinClosed)
-}
-
-fn exit_on_client_death(o: &Observation, cx: &Context) -> Finding {
-    if o.stage == Some(Stage::Survived) {
-        return Finding::Orphaned {
-            observe_ms: cx.budgets.observe_ms,
-        };
-    }
-    prompt_after(o, cx, Stage::Eof, Trigger::ClientDied)
-}
-
-/// After a terminal host went away, whatever reached it (the signal, end-of-file), a server
-/// must be gone within the prompt budget.
-fn exit_after_host(o: &Observation, cx: &Context, after: Trigger) -> Finding {
-    match o.stage {
-        Some(Stage::Survived) => Finding::OutlivedHost {
-            observe_ms: cx.budgets.observe_ms,
-            after,
-        },
-        Some(_) if o.own_ms().is_some_and(|t| t <= cx.budgets.prompt_ms as f64) => {
-            Finding::Prompt {
-                after,
-                end: End::of(o),
-            }
-        }
-        _ => Finding::NotPrompt {
-            after,
-            budget_ms: cx.budgets.prompt_ms,
-            end: End::of(o),
-        },
-    }
-}
-
-fn no_forced_kill(o: &Observation, cx: &Context) -> Finding {
-    if !cx.scenario.closes_stdin() {
-        return match o.stage {
-            // Even its signals did not end it: a client that waits without end hangs forever,
-            // one that gives up leaves it running.
-            Some(Stage::Survived) if cx.scenario.unbounded => Finding::WouldHangClient,
-            Some(Stage::Survived) if cx.scenario.abandons => Finding::Abandoned,
-            _ => Finding::EveryServerSignalled,
-        };
-    }
-    match o.stage {
-        Some(Stage::Sigkill | Stage::Survived) => Finding::Forced { end: End::of(o) },
-        stage => Finding::BeforeSigkill { stage },
-    }
-}
-
-fn exit_on_eof_at_start(o: &Observation) -> Finding {
-    match o.stage {
-        Some(Stage::Eof) => Finding::ExitedAtStart { exit_ms: o.exit_ms },
-        _ => Finding::IgnoredEofAtStart { end: End::of(o) },
-    }
-}
-
-fn no_leaked_descendants(o: &Observation, cx: &Context) -> Finding {
-    if o.stage == Some(Stage::Survived) {
-        Finding::ServerNeverExited
-    } else if o.leftover_count() == 0 {
-        Finding::NothingLeft
-    } else {
-        Finding::Leaked {
-            groups: group_leftovers(&o.leftovers),
-            count: o.leftover_count(),
-            prompt_ms: cx.budgets.prompt_ms,
-        }
-    }
-}
-
-fn stdout_only_mcp(o: &Observation, cx: &Context) -> Finding {
-    let s = &o.stdout;
-    if let Some(v) = &s.first_violation {
-        Finding::StdoutViolations {
-            violations: s.violations,
-            lines: s.lines,
-            first_line: v.line,
-            kind: v.kind,
-            excerpt: v.excerpt.clone(),
-        }
-    } else if cx.revision >= Revision::EOF_EXIT && s.server_requests > 0 {
-        // 2026-07-28 also forbids requests from the server on stdout.
-        Finding::ServerRequests {
-            count: s.server_requests,
-            first: s.first_server_request.clone(),
-        }
-    } else {
-        Finding::StdoutClean {
-            messages: s.messages,
-        }
-    }
-}
-
-fn inflight_response(o: &Observation) -> Finding {
-    match o.inflight_answered {
-        Some(true) => Finding::InflightAnswered,
-        Some(false) => Finding::InflightDropped,
-        None => Finding::NothingInFlight,
+        _ => judge_of(rule.id)(o, cx),
     }
 }

@@ -1,9 +1,15 @@
-//! Rules: the catalogue (data), the judge (one pure function per rule, returning a typed
-//! finding) and the wording of findings. Judging a case gives its checks.
+//! Rules: the catalogue (data: levels, quotes and wording), the judges (one pure function
+//! per rule, returning a typed finding) and the wording of findings from the catalogue's
+//! templates. Judging a case gives its checks.
 
+#[cfg(test)]
+mod book;
 pub mod catalogue;
+#[cfg(test)]
+mod codegen;
 pub mod explain;
 pub mod judge;
+mod judges;
 #[cfg(test)]
 mod quotes;
 pub mod repeat;
@@ -33,7 +39,7 @@ impl Catalogue {
             revision,
         };
         self.rules_for(scenario.ending())
-            .map(|r| (r, judge::judge(r.id, o, &cx)))
+            .map(|r| (r, judge::judge(r, o, &cx)))
             // A rule about what only a broken case does shows only where it was missed.
             .filter(|(r, finding)| !r.only_when_missed || finding.outcome() == Outcome::Fail)
             .map(|(r, finding)| {
@@ -51,7 +57,7 @@ impl Catalogue {
                     status,
                     level,
                     outcome,
-                    message: explain::message(&finding),
+                    message: explain::message(&self.wording, r, &finding),
                     spec_references: r
                         .references_for(revision)
                         .map(|x| SpecReference {
@@ -333,12 +339,182 @@ mod tests {
         );
     }
 
-    /// Every rule has wording for each of its findings; every ending is judged by some rule.
+    /// Every ending is judged by some rule.
     #[test]
     fn every_ending_has_rules() {
         let c = Catalogue::bundled();
         for e in crate::model::Ending::ALL {
             assert!(c.rules_for(*e).next().is_some(), "{e}");
         }
+    }
+
+    /// Cases of every scenario that end every way, could not run for every reason, write
+    /// to stdout, leave processes behind and drop requests: what the judges see.
+    fn grid() -> Vec<Observation> {
+        use crate::model::{Leftover, Violation, ViolationKind};
+        let stages = [
+            None,
+            Some(Stage::Eof),
+            Some(Stage::Sigint),
+            Some(Stage::Sigterm),
+            Some(Stage::Sighup),
+            Some(Stage::Sigkill),
+            Some(Stage::Survived),
+        ];
+        let errors = [
+            ErrorKind::SetupFailed,
+            ErrorKind::SpawnFailed,
+            ErrorKind::ExitedBeforeHandshake,
+            ErrorKind::HandshakeTimeout,
+            ErrorKind::HandshakeFailed,
+            ErrorKind::ExitedBeforeEnd,
+            ErrorKind::Harness,
+            ErrorKind::AncestorSignalled,
+        ];
+        let mut out = Vec::new();
+        for id in scenarios::all_ids(&Profiles::bundled()) {
+            for stage in stages {
+                for (exit_ms, runqueue_ms) in [
+                    (None, None),
+                    (Some(12.0), None),
+                    (Some(1500.0), Some(620.0)),
+                ] {
+                    let mut o = case(&id.to_string(), stage, exit_ms);
+                    o.runqueue_ms = runqueue_ms;
+                    out.push(o);
+                }
+            }
+            out.extend(errors.map(|k| Observation::failed("s", &id, k, "why".into())));
+            let ok = case(&id.to_string(), Some(Stage::Eof), Some(12.0));
+            let mut o = ok.clone();
+            o.stdout.violations = 1;
+            o.stdout.first_violation = Some(Violation {
+                line: 1,
+                kind: ViolationKind::NotJson,
+                excerpt: "log".into(),
+                size: None,
+            });
+            out.push(o);
+            let mut o = ok.clone();
+            o.stdout.server_requests = 1;
+            out.push(o);
+            for answered in [Some(true), Some(false)] {
+                let mut o = ok.clone();
+                o.inflight_answered = answered;
+                out.push(o);
+            }
+            let mut o = ok.clone();
+            o.leftovers = vec![Leftover {
+                pid: 7,
+                cmdline: "sleep 600".into(),
+                started_by: None,
+                started_by_cmdline: None,
+            }];
+            o.leftovers_omitted = 2;
+            out.push(o);
+        }
+        out
+    }
+
+    /// A rule is its `[[rule]]` and its judge: every finding a judge gives has its message in
+    /// the catalogue (naming where to write it when not), every message is given by some case,
+    /// and every badge label can be evaluated.
+    #[test]
+    fn every_finding_a_judge_gives_has_its_message() {
+        let c = Catalogue::bundled();
+        let b = Budgets::default();
+        let profiles = Profiles::bundled();
+        let mut given: BTreeMap<RuleId, Vec<&str>> = BTreeMap::new();
+        for o in grid() {
+            let s = scenarios::build(&o.scenario, &b, &profiles).unwrap();
+            // No bundled client waits without end: one that did.
+            let mut unbounded = s.clone();
+            (unbounded.unbounded, unbounded.abandons) = (true, false);
+            for (s, rev) in [
+                (&s, c.revisions[0]),
+                (&s, c.default_revision),
+                (&unbounded, c.default_revision),
+            ] {
+                let cx = Context {
+                    scenario: s,
+                    budgets: &b,
+                    revision: rev,
+                };
+                for r in c.rules_for(s.ending()) {
+                    let f = judge::judge(r, &o, &cx);
+                    let name = serde_json::to_value(&f).unwrap()["finding"].clone();
+                    assert_eq!(name, f.name(), "{f:?}");
+                    let m = explain::try_message(&c.wording, r, &f);
+                    assert!(m.is_ok(), "{} on {}: {}", r.id, o.scenario, m.unwrap_err());
+                    given.entry(r.id).or_default().push(f.name());
+                    let label = explain::try_badge_label(r, &o);
+                    assert!(label.is_ok(), "{}", label.unwrap_err());
+                }
+            }
+        }
+        for r in &c.rules {
+            for name in r.messages.keys() {
+                assert!(
+                    given[&r.id].contains(&name.as_str()),
+                    "rule `{}`: its judge never gives `{name}` here (add a case that does)",
+                    r.id
+                );
+            }
+        }
+    }
+
+    /// Without its message, a finding says where to write it.
+    #[test]
+    fn a_finding_without_a_message_says_where_to_write_it() {
+        let mut c = Catalogue::bundled();
+        let r = c
+            .rules
+            .iter_mut()
+            .find(|r| r.id == RuleId::StdioExitOnEof)
+            .unwrap();
+        r.messages.remove("never_closes_stdin");
+        let o = case("close:csharp", Some(Stage::Sigkill), Some(5003.0));
+        let checks = {
+            let b = Budgets::default();
+            let s = scenarios::build(&o.scenario, &b, &Profiles::bundled()).unwrap();
+            c.judge(&o, &s, &b, rev("2026-07-28"))
+        };
+        let m = &checks
+            .iter()
+            .find(|x| x.id == RuleId::StdioExitOnEof)
+            .unwrap()
+            .message;
+        assert_eq!(
+            m,
+            "(rule `stdio-exit-on-eof` has no message for its finding `never_closes_stdin`: write `never_closes_stdin = \"…\"` under its [rule.messages] in conformance/rules.toml)"
+        );
+    }
+
+    /// The badge's label of each rule is the catalogue's, chosen by the case.
+    #[test]
+    fn badge_labels_come_from_the_catalogue() {
+        let c = Catalogue::bundled();
+        let label = |id, o: &Observation| explain::badge_label(c.rule(id), o);
+        let orphan = case("crash", Some(Stage::Survived), None);
+        assert_eq!(
+            label(RuleId::StdioExitOnClientDeath, &orphan),
+            (0, "orphans on client exit".into())
+        );
+        let slow = case("crash", Some(Stage::Eof), Some(1500.0));
+        assert_eq!(
+            label(RuleId::StdioExitOnClientDeath, &slow),
+            (9, "slow exit on client exit".into())
+        );
+        let mut requests = case("close", Some(Stage::Eof), Some(12.0));
+        requests.stdout.server_requests = 1;
+        assert_eq!(
+            label(RuleId::StdioStdoutOnlyMcp, &requests),
+            (2, "requests on stdout".into())
+        );
+        requests.stdout.violations = 1;
+        assert_eq!(
+            label(RuleId::StdioStdoutOnlyMcp, &requests).1,
+            "non-MCP output on stdout"
+        );
     }
 }
