@@ -31,8 +31,9 @@ pub enum Cmd {
         servers: Vec<String>,
         /// SDK kit instances to run: `LINE@VERSION`, `LINE@latest`, `LINE@all`,
         /// `LINE@FROM..TO`, or `LINE=PATH` (a local checkout or packed artifact); repeatable.
-        /// Installed into the kit cache (`MCP_SHUTDOWN_KIT_CACHE`, default
-        /// `target/kit-cache`); replaces the bundled suite unless `--manifest` is given too.
+        /// Installed into the kit cache (`MCP_SHUTDOWN_KIT_CACHE`; default `target/kit-cache`
+        /// in a checkout, else `mcp-shutdown/kits` in the user's cache); replaces the bundled
+        /// suite unless `--manifest` is given too.
         #[arg(long = "sdk", value_name = "SPEC")]
         sdks: Vec<String>,
         /// Only servers of these shapes (`[about] shape`: timer, plain, ...); repeatable.

@@ -52,11 +52,6 @@ fn write_outputs(plan: &RunPlan, report: &Report) -> Result<(), Error> {
     Ok(())
 }
 
-/// Runs the plan; returns the exit code of the run.
-pub fn execute(plan: RunPlan) -> Result<ExitCode, Error> {
-    execute_with(plan, |_| Ok(()))
-}
-
 /// Runs the plan, lets `finish` complete the report (the census adds what it knows of each
 /// package) before anything is written or scored, and returns the exit code of the run.
 pub fn execute_with(
