@@ -180,7 +180,8 @@ pub struct RunOpts {
     #[arg(long, value_name = "REV")]
     pub spec: Option<String>,
     /// text, json, junit, markdown, html or conformance (the official conformance suite's
-    /// `<server>/server-<scenario>/checks.json` layout, written to an `--output DIR`).
+    /// layout, `server-<server>+<scenario>-<timestamp>/checks.json`, written to an
+    /// `--output DIR`).
     #[arg(long, default_value = "text", value_parser = format_arg)]
     pub format: Format,
     /// Text output shows only the endings where servers of the same shape disagree.

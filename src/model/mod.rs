@@ -4,6 +4,7 @@
 pub mod budgets;
 pub mod ids;
 pub mod observation;
+pub mod official;
 pub mod profile;
 pub mod report;
 pub mod scenario;
