@@ -107,6 +107,14 @@ pub enum ReportCmd {
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
     },
+    /// Convert a baseline between our TOML and the official suite's YAML (by the files'
+    /// extensions: `.yaml`/`.yml` is the official form).
+    Baseline {
+        #[arg(long, value_name = "FILE")]
+        from: PathBuf,
+        #[arg(long, value_name = "FILE")]
+        to: PathBuf,
+    },
     /// Join the JSON reports of sharded runs into one (printed as JSON).
     Merge {
         #[arg(required = true, value_name = "REPORT.json")]
@@ -199,12 +207,21 @@ pub struct RunOpts {
     /// conformance/expected-failures.toml.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
+    /// The official MCP conformance suite's baseline (`server:` list of
+    /// `<server>+<scenario>` or `<server>+<scenario>:<check-id>`), instead of ours. A
+    /// `--baseline` named `*.yaml` or `*.yml` is read as one too.
+    #[arg(long, value_name = "FILE.yaml", conflicts_with = "baseline")]
+    pub expected_failures: Option<PathBuf>,
     /// Ignore any baseline.
-    #[arg(long, conflicts_with = "baseline")]
+    #[arg(long, conflicts_with_all = ["baseline", "expected_failures"])]
     pub no_baseline: bool,
-    /// Write the baseline that makes this run pass, then exit as usual.
+    /// Write the baseline that makes this run pass, then exit as usual (TOML; the official
+    /// YAML for a file named `*.yaml` or `*.yml`).
     #[arg(long, value_name = "FILE")]
     pub write_baseline: Option<PathBuf>,
+    /// Write the official suite's YAML baseline that makes this run pass.
+    #[arg(long, value_name = "FILE.yaml")]
+    pub write_expected_failures: Option<PathBuf>,
     /// Which missed level makes the exit code 1.
     #[arg(long, value_enum, default_value = "should")]
     pub fail_on: FailOn,

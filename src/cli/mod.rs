@@ -184,6 +184,10 @@ fn report(action: ReportCmd) -> Result<ExitCode, Error> {
             out,
             site_url,
         } => census::write_site(&load_report(&from)?, &out, site_url.as_deref())?,
+        ReportCmd::Baseline { from, to } => {
+            let b = crate::config::baseline::Baseline::load(&from)?;
+            std::fs::write(&to, b.to_file_text(&to)).map_err(Error::io(&to))?;
+        }
         ReportCmd::Merge { parts } => {
             let reports = parts
                 .iter()

@@ -47,7 +47,12 @@ fn write_outputs(plan: &RunPlan, report: &Report) -> Result<(), Error> {
         std::fs::write(path, render::render(report, *format)).map_err(Error::io(path))?;
     }
     if let Some(path) = &plan.write_baseline {
-        std::fs::write(path, Baseline::from_report(report).to_toml()).map_err(Error::io(path))?;
+        let text = Baseline::from_report(report).to_file_text(path);
+        std::fs::write(path, text).map_err(Error::io(path))?;
+    }
+    if let Some(path) = &plan.write_expected_failures {
+        let text = Baseline::from_report(report).to_official_yaml();
+        std::fs::write(path, text).map_err(Error::io(path))?;
     }
     Ok(())
 }
