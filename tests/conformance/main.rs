@@ -9,6 +9,7 @@ mod client_ladders;
 mod hostile;
 mod hosts;
 mod interrupt;
+mod official;
 mod packaging;
 mod repeat;
 mod reports;
