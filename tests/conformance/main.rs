@@ -11,6 +11,7 @@ mod hosts;
 mod interrupt;
 mod official;
 mod packaging;
+mod relocated;
 mod repeat;
 mod reports;
 mod robust;
