@@ -52,5 +52,10 @@ args=(--matrix "$dir/matrix.json" --profiles "$dir/profiles.json" --hosts "$tmp/
 if [ -s "$dir/census.json" ]; then
   "$bin" report site --from "$dir/census.json" --out "$tmp/site" >/dev/null
   args+=(--leaderboard "$tmp/site/leaderboard.md")
+  # The findings paragraph, when a script that writes it from the report is there.
+  if [ -f scripts/census_findings.py ]; then
+    python3 scripts/census_findings.py "$dir/census.json" >"$tmp/findings.md"
+    args+=(--findings "$tmp/findings.md")
+  fi
 fi
 python3 scripts/readme_tables.py "${args[@]}"

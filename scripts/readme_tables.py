@@ -5,13 +5,15 @@
   SDK × shape × ending matrix, the published servers, the reference servers under every client
   profile, and the server × host view;
 - docs/book/src/census.md, between `<!-- leaderboard:begin -->` and `<!-- leaderboard:end -->`:
-  the census leaderboard (when --leaderboard is given).
+  the census leaderboard (when --leaderboard is given), and between
+  `<!-- census-findings:begin -->` and `<!-- census-findings:end -->` the census findings
+  (when --findings is given: a Markdown file, e.g. what scripts/census_findings.py prints).
 
 Nothing outside the markers is touched. scripts/book-results.sh renders the Markdown inputs
 from JSON reports with the binary and calls this; run that, not this, by hand.
 
 Usage: scripts/readme_tables.py --matrix MATRIX.json --profiles PROFILES.json --hosts HOSTS.md
-           [--leaderboard LEADERBOARD.md] [--book docs/book/src]"""
+           [--leaderboard LEADERBOARD.md] [--findings FINDINGS.md] [--book docs/book/src]"""
 import argparse
 import json
 import pathlib
@@ -124,6 +126,7 @@ def main():
     p.add_argument("--profiles", required=True, help="the reference servers under every client profile (JSON)")
     p.add_argument("--hosts", required=True, help="the host view run, rendered as Markdown")
     p.add_argument("--leaderboard", help="a census site's leaderboard.md")
+    p.add_argument("--findings", help="the census findings, as Markdown")
     p.add_argument("--book", default="docs/book/src", help="the book's source directory")
     a = p.parse_args()
     book = pathlib.Path(a.book)
@@ -132,6 +135,8 @@ def main():
     splice(book / "results.md", "results", results(matrix, profiles, pathlib.Path(a.hosts).read_text()))
     if a.leaderboard:
         splice(book / "census.md", "leaderboard", leaderboard(pathlib.Path(a.leaderboard).read_text()))
+    if a.findings:
+        splice(book / "census.md", "census-findings", pathlib.Path(a.findings).read_text().strip())
 
 
 if __name__ == "__main__":
