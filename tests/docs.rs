@@ -184,7 +184,9 @@ fn every_internal_link_resolves() {
     let mut anchors_of: BTreeMap<PathBuf, BTreeSet<String>> = BTreeMap::new();
     let mut broken = Vec::new();
     for doc in documents() {
-        let text = read(&doc);
+        // An included file's links are read from the including page too, since mdBook puts
+        // them there (so docs/ARCHITECTURE.md's links must resolve from both places).
+        let text = expand_includes(&doc, &read(&doc));
         for (line, dest) in links(&text) {
             if external(&dest) {
                 continue;
@@ -234,6 +236,24 @@ fn the_readme_is_short() {
     assert!(
         n <= README_MAX_LINES,
         "README.md has {n} lines, more than {README_MAX_LINES}: move the detail into a page of {BOOK} and link it"
+    );
+}
+
+#[test]
+fn the_book_is_configured() {
+    let path = root().join("docs/book/book.toml");
+    let config: toml::Value = toml::from_str(&read(&path)).expect("docs/book/book.toml is TOML");
+    let book = &config["book"];
+    assert!(
+        book.get("title")
+            .and_then(|t| t.as_str())
+            .is_some_and(|t| !t.is_empty()),
+        "docs/book/book.toml: `[book] title` is missing"
+    );
+    assert_eq!(
+        book.get("src").and_then(|s| s.as_str()),
+        Some("src"),
+        "docs/book/book.toml: `[book] src` must be \"src\" ({BOOK} is where the pages are)"
     );
 }
 
