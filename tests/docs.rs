@@ -240,6 +240,30 @@ fn the_readme_is_short() {
 }
 
 #[test]
+fn ci_runs_the_readmes_test_command() {
+    // README: "cargo test … (CI runs exactly this: .ci/run)". Every cargo command .ci/run
+    // runs is one of the README's two commands.
+    let readme = read(&root().join("README.md"));
+    let block = code_block_in(&readme, "The two commands", "README.md");
+    let commands: Vec<&str> = block
+        .iter()
+        .map(|l| l.split('#').next().unwrap_or_default().trim())
+        .collect();
+    let ci = read(&root().join(".ci/run"));
+    for line in ci
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("cargo "))
+    {
+        assert!(
+            commands.contains(&line),
+            ".ci/run runs `{line}`, which is not one of README.md's two commands {commands:?}: \
+             CI runs the README's test command, nothing else"
+        );
+    }
+}
+
+#[test]
 fn the_book_is_configured() {
     let path = root().join("docs/book/book.toml");
     let config: toml::Value = toml::from_str(&read(&path)).expect("docs/book/book.toml is TOML");
@@ -329,8 +353,13 @@ fn the_rules_overview_names_every_rule() {
 // ---------------------------------------------------------------------------------------
 // docs/ARCHITECTURE.md against the tree
 
-/// The lines of the first code block under the heading `## {title}`.
+/// The lines of the first code block under the heading `## {title}` of ARCHITECTURE.md.
 fn code_block(text: &str, title: &str) -> Vec<String> {
+    code_block_in(text, title, ARCHITECTURE)
+}
+
+/// The lines of the first code block under the heading `## {title}` of a document.
+fn code_block_in(text: &str, title: &str, doc: &str) -> Vec<String> {
     let mut in_section = false;
     let mut in_code = false;
     let mut out = Vec::new();
@@ -364,10 +393,7 @@ fn code_block(text: &str, title: &str) -> Vec<String> {
             _ => {}
         }
     }
-    assert!(
-        !out.is_empty(),
-        "{ARCHITECTURE}: no code block under `## {title}`"
-    );
+    assert!(!out.is_empty(), "{doc}: no code block under `## {title}`");
     out
 }
 
