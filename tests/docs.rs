@@ -595,6 +595,175 @@ fn module_of(file: &Path) -> String {
     }
 }
 
+/// What the tree does: each module's imports, with one file that shows each arrow.
+fn tree_imports() -> BTreeMap<String, BTreeMap<String, String>> {
+    let mut actual: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for f in files(&root().join("src"), ".rs") {
+        let r = rel(&f);
+        let module = module_of(&f);
+        if TEST_ONLY.contains(&r.as_str()) || module == "main" {
+            continue;
+        }
+        let entry = actual.entry(module.clone()).or_default();
+        for dep in crate_refs(&without_tests(&code_only(&read(&f)))) {
+            if dep != module {
+                entry.entry(dep).or_insert_with(|| r.clone());
+            }
+        }
+    }
+    actual
+}
+
+/// The line range (exclusive of the fences) of the first code block after `## {title}`.
+fn block_range(lines: &[&str], title: &str) -> (usize, usize) {
+    let heading = format!("## {title}");
+    let h = lines
+        .iter()
+        .position(|l| l.trim_end() == heading)
+        .unwrap_or_else(|| panic!("{ARCHITECTURE}: no `{heading}`"));
+    let open = h + lines[h..]
+        .iter()
+        .position(|l| l.starts_with("```"))
+        .unwrap_or_else(|| panic!("{ARCHITECTURE}: no code block under `{heading}`"));
+    let close = open
+        + 1
+        + lines[open + 1..]
+            .iter()
+            .position(|l| l.starts_with("```"))
+            .unwrap_or_else(|| {
+                panic!("{ARCHITECTURE}: the code block under `{heading}` is not closed")
+            });
+    (open + 1, close)
+}
+
+/// A new file's words in the map: the first line of its `//!` documentation.
+fn first_doc_line(file: &Path) -> String {
+    read(file)
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("//!").map(str::trim))
+        .filter(|l| !l.is_empty())
+        .unwrap_or("(say what it is for)")
+        .to_string()
+}
+
+/// ARCHITECTURE.md with its module map and import list made the tree's: lines of files
+/// that are gone removed, a line for each new file (its first `//!` line, to be reworded)
+/// after its directory's last line, and the import list written from the imports.
+fn updated_architecture(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let (a, b) = block_range(&lines, "Module map");
+    // Entries: a line naming a file and its indented continuation lines.
+    let mut entries: Vec<(Option<String>, Vec<String>)> = Vec::new();
+    for l in &lines[a..b] {
+        match l
+            .split_whitespace()
+            .next()
+            .filter(|p| p.starts_with("src/"))
+        {
+            Some(path) => entries.push((Some(path.to_string()), vec![l.to_string()])),
+            None if l.starts_with(char::is_whitespace) && !l.trim().is_empty() => {
+                match entries.last_mut() {
+                    Some(e) => e.1.push(l.to_string()),
+                    None => entries.push((None, vec![l.to_string()])),
+                }
+            }
+            None => entries.push((None, vec![l.to_string()])),
+        }
+    }
+    entries.retain(|(p, _)| p.as_ref().is_none_or(|p| root().join(p).exists()));
+    let named: BTreeSet<String> = entries.iter().filter_map(|(p, _)| p.clone()).collect();
+    for f in files(&root().join("src"), ".rs") {
+        let r = rel(&f);
+        if named.contains(&r) {
+            continue;
+        }
+        let dir = r.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+        let line = format!("{r:<29} {}", first_doc_line(&f));
+        let at = entries
+            .iter()
+            .rposition(|(p, _)| {
+                p.as_ref()
+                    .is_some_and(|p| p.rsplit_once('/').map_or("", |(d, _)| d) == dir)
+            })
+            .map(|i| i + 1);
+        match at {
+            Some(i) => entries.insert(i, (Some(r), vec![line])),
+            None => {
+                entries.push((None, vec![String::new()]));
+                entries.push((Some(r), vec![line]));
+            }
+        }
+    }
+    let map: Vec<String> = entries.into_iter().flat_map(|(_, l)| l).collect();
+    // The import list: the stated order kept, new modules at the end.
+    let (c, d) = block_range(&lines, "Imports");
+    let actual = tree_imports();
+    let mut order: Vec<String> = lines[c..d]
+        .iter()
+        .filter_map(|l| l.split_once('→').map(|(m, _)| m.trim().to_string()))
+        .filter(|m| actual.contains_key(m))
+        .collect();
+    order.extend(
+        actual
+            .keys()
+            .filter(|m| !order.contains(m))
+            .cloned()
+            .collect::<Vec<_>>(),
+    );
+    let width = order.iter().map(String::len).max().unwrap_or(0);
+    let imports: Vec<String> = order
+        .iter()
+        .map(|m| {
+            let deps: Vec<&str> = actual[m].keys().map(String::as_str).collect();
+            let deps = if deps.is_empty() {
+                "nothing".to_string()
+            } else {
+                deps.join(", ")
+            };
+            format!("{m:<width$} → {deps}")
+        })
+        .collect();
+    let mut out: Vec<String> = lines[..a].iter().map(|l| l.to_string()).collect();
+    out.extend(map);
+    out.extend(lines[b..c].iter().map(|l| l.to_string()));
+    out.extend(imports);
+    out.extend(lines[d..].iter().map(|l| l.to_string()));
+    let mut s = out.join("\n");
+    if text.ends_with('\n') {
+        s.push('\n');
+    }
+    s
+}
+
+/// With `MCP_SHUTDOWN_UPDATE_DOCS` set, writes the module map and import list from the tree
+/// (as `MCP_SHUTDOWN_UPDATE_BOOK` does for the rules page) and says so; otherwise false.
+fn update_architecture() -> bool {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    if std::env::var_os("MCP_SHUTDOWN_UPDATE_DOCS").is_none() {
+        return false;
+    }
+    let _one_at_a_time = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let path = root().join(ARCHITECTURE);
+    let text = read(&path);
+    let new = updated_architecture(&text);
+    if new != text {
+        fs::write(&path, new).expect("write docs/ARCHITECTURE.md");
+        eprintln!(
+            "{ARCHITECTURE}: module map and imports written from the tree; word the new lines"
+        );
+    }
+    true
+}
+
+const UPDATE: &str = "or write them all with `MCP_SHUTDOWN_UPDATE_DOCS=1 cargo test --test docs` \
+                      (then put the new lines' words right)";
+
+#[test]
+fn writing_the_map_again_changes_nothing_more() {
+    let once = updated_architecture(&read(&root().join(ARCHITECTURE)));
+    assert_eq!(updated_architecture(&once), once);
+}
+
 /// Files not counted for imports: test support only.
 const TEST_ONLY: &[&str] = &["src/test_support.rs"];
 
@@ -627,7 +796,10 @@ fn the_module_map_names_every_file_and_only_files() {
             ));
         }
     }
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    if !problems.is_empty() && update_architecture() {
+        return;
+    }
+    assert!(problems.is_empty(), "{}\n{UPDATE}", problems.join("\n"));
 }
 
 /// A path of imports from `path`'s last module back to its first, if there is one.
@@ -675,21 +847,7 @@ fn the_import_arrows_are_the_trees() {
         };
         stated.insert(module.trim().to_string(), deps);
     }
-    // What the tree does, with one file that shows each arrow.
-    let mut actual: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-    for f in files(&root().join("src"), ".rs") {
-        let r = rel(&f);
-        let module = module_of(&f);
-        if TEST_ONLY.contains(&r.as_str()) || module == "main" {
-            continue;
-        }
-        let entry = actual.entry(module.clone()).or_default();
-        for dep in crate_refs(&without_tests(&code_only(&read(&f)))) {
-            if dep != module {
-                entry.entry(dep).or_insert_with(|| r.clone());
-            }
-        }
-    }
+    let actual = tree_imports();
     let line = |m: &str, deps: &mut dyn Iterator<Item = &String>| {
         let d: Vec<&String> = deps.collect();
         if d.is_empty() {
@@ -744,7 +902,11 @@ fn the_import_arrows_are_the_trees() {
             ));
         }
     }
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let cycle = problems.iter().any(|p| p.starts_with("src/"));
+    if !problems.is_empty() && !cycle && update_architecture() {
+        return;
+    }
+    assert!(problems.is_empty(), "{}\n{UPDATE}", problems.join("\n"));
 }
 
 #[test]
