@@ -742,6 +742,13 @@ fn update_architecture() -> bool {
     if std::env::var_os("MCP_SHUTDOWN_UPDATE_DOCS").is_none() {
         return false;
     }
+    let imports = tree_imports();
+    if imports
+        .keys()
+        .any(|m| cycle_from(m, &imports, &mut vec![m.clone()]).is_some())
+    {
+        return false; // an import cycle is fixed in the code, never written down
+    }
     let _one_at_a_time = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let path = root().join(ARCHITECTURE);
     let text = read(&path);
@@ -902,8 +909,7 @@ fn the_import_arrows_are_the_trees() {
             ));
         }
     }
-    let cycle = problems.iter().any(|p| p.starts_with("src/"));
-    if !problems.is_empty() && !cycle && update_architecture() {
+    if !problems.is_empty() && update_architecture() {
         return;
     }
     assert!(problems.is_empty(), "{}\n{UPDATE}", problems.join("\n"));
