@@ -28,6 +28,9 @@ pub enum Error {
     /// A bad `--sdk` argument, kit file or registry listing.
     #[error(transparent)]
     Kit(#[from] crate::kits::KitError),
+    /// The embedded suite could not be extracted into the user's cache.
+    #[error(transparent)]
+    Suite(#[from] crate::harness::locate::ExtractError),
     /// A command line that asks for something impossible.
     #[error("{0}")]
     Usage(String),
@@ -59,14 +62,39 @@ impl Error {
     }
 }
 
-/// An error and its causes on one line: `outer: cause: root cause`.
+/// An error and its causes on one line: `outer: cause: root cause`. A cause whose words an
+/// outer message already says (`cannot read X: <os error>` with that OS error as its source)
+/// is not said twice.
 pub fn chain(e: &dyn std::error::Error) -> String {
     let mut out = e.to_string();
     let mut cause = e.source();
     while let Some(c) = cause {
-        out.push_str(": ");
-        out.push_str(&c.to_string());
+        let said = c.to_string();
+        if !out.contains(&said) {
+            out.push_str(": ");
+            out.push_str(&said);
+        }
         cause = c.source();
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cause_is_said_once() {
+        let os = || std::io::Error::from_raw_os_error(2);
+        let e = crate::kits::KitError::Read {
+            path: "/home/u/kits".into(),
+            source: os(),
+        };
+        assert_eq!(chain(&e), format!("cannot read /home/u/kits: {}", os()));
+        let e = Error::Io {
+            path: "/home/u/x".into(),
+            source: os(),
+        };
+        assert_eq!(chain(&e), format!("/home/u/x: {}", os()));
+    }
 }

@@ -80,6 +80,8 @@ pub mod internals {
                 kernel: String::new(),
                 cpus: 1,
                 containment: None,
+                suite_source: None,
+                suite_path: None,
             },
             servers: Default::default(),
             rules: Default::default(),

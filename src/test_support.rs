@@ -273,6 +273,8 @@ pub fn report_of(results: Vec<JudgedCase>) -> Report {
         kernel: "6.8.0".into(),
         cpus: 4,
         containment: None,
+        suite_source: None,
+        suite_path: None,
     };
     r
 }

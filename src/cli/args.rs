@@ -31,8 +31,9 @@ pub enum Cmd {
         servers: Vec<String>,
         /// SDK kit instances to run: `LINE@VERSION`, `LINE@latest`, `LINE@all`,
         /// `LINE@FROM..TO`, or `LINE=PATH` (a local checkout or packed artifact); repeatable.
-        /// Installed into the kit cache (`MCP_SHUTDOWN_KIT_CACHE`, default
-        /// `target/kit-cache`); replaces the bundled suite unless `--manifest` is given too.
+        /// Installed into the kit cache (`MCP_SHUTDOWN_KIT_CACHE`; default `target/kit-cache`
+        /// in a checkout, else `mcp-shutdown/kits` in the user's cache); replaces the bundled
+        /// suite unless `--manifest` is given too.
         #[arg(long = "sdk", value_name = "SPEC")]
         sdks: Vec<String>,
         /// Only servers of these shapes (`[about] shape`: timer, plain, ...); repeatable.
@@ -105,6 +106,14 @@ pub enum ReportCmd {
         /// The directory `--format conformance` writes its `checks.json` files into.
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+    },
+    /// Convert a baseline between our TOML and the official suite's YAML (by the files'
+    /// extensions: `.yaml`/`.yml` is the official form).
+    Baseline {
+        #[arg(long, value_name = "FILE")]
+        from: PathBuf,
+        #[arg(long, value_name = "FILE")]
+        to: PathBuf,
     },
     /// Join the JSON reports of sharded runs into one (printed as JSON).
     Merge {
@@ -179,7 +188,8 @@ pub struct RunOpts {
     #[arg(long, value_name = "REV")]
     pub spec: Option<String>,
     /// text, json, junit, markdown, html or conformance (the official conformance suite's
-    /// `<server>/server-<scenario>/checks.json` layout, written to an `--output DIR`).
+    /// layout, `server-<server>+<scenario>-<timestamp>/checks.json`, written to an
+    /// `--output DIR`).
     #[arg(long, default_value = "text", value_parser = format_arg)]
     pub format: Format,
     /// Text output shows only the endings where servers of the same shape disagree.
@@ -197,12 +207,21 @@ pub struct RunOpts {
     /// conformance/expected-failures.toml.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
+    /// The official MCP conformance suite's baseline (`server:` list of
+    /// `<server>+<scenario>` or `<server>+<scenario>:<check-id>`), instead of ours. A
+    /// `--baseline` named `*.yaml` or `*.yml` is read as one too.
+    #[arg(long, value_name = "FILE.yaml", conflicts_with = "baseline")]
+    pub expected_failures: Option<PathBuf>,
     /// Ignore any baseline.
-    #[arg(long, conflicts_with = "baseline")]
+    #[arg(long, conflicts_with_all = ["baseline", "expected_failures"])]
     pub no_baseline: bool,
-    /// Write the baseline that makes this run pass, then exit as usual.
+    /// Write the baseline that makes this run pass, then exit as usual (TOML; the official
+    /// YAML for a file named `*.yaml` or `*.yml`).
     #[arg(long, value_name = "FILE")]
     pub write_baseline: Option<PathBuf>,
+    /// Write the official suite's YAML baseline that makes this run pass.
+    #[arg(long, value_name = "FILE.yaml")]
+    pub write_expected_failures: Option<PathBuf>,
     /// Which missed level makes the exit code 1.
     #[arg(long, value_enum, default_value = "should")]
     pub fail_on: FailOn,

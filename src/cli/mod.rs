@@ -56,7 +56,7 @@ pub fn run() -> Result<ExitCode, Error> {
         } => {
             let bundled = manifests.is_empty() && sdks.is_empty();
             let paths = if bundled {
-                vec![locate::bundled_suite()]
+                vec![locate::bundled_suite()?]
             } else {
                 manifests
             };
@@ -64,22 +64,25 @@ pub fn run() -> Result<ExitCode, Error> {
             let sdk = if sdks.is_empty() {
                 sdk::SdkServers::default()
             } else {
-                sdk::load(&sdks, &locate::kits_dir(), &locate::kit_cache())?
+                sdk::load(&sdks, &locate::kits_dir()?, &locate::kit_cache()?)?
             };
             loaded.extend(sdk.manifests);
             let chosen = select(by_shape(loaded, &shapes)?, &servers)?;
             let default_baseline = if bundled {
-                locate::bundled_baseline()
+                locate::bundled_baseline()?
             } else {
                 None
             };
-            execute(&opts, &chosen, default_baseline, sdk.untested)
+            let suite = (bundled || !sdks.is_empty())
+                .then(locate::suite)
+                .transpose()?;
+            execute(&opts, &chosen, default_baseline, sdk.untested, suite)
         }
         Cmd::Census(args) => census::run(args),
         Cmd::Check { opts, command } => {
             let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
             let server = manifest::adhoc(&command[0], &command[1..], &cwd);
-            execute(&opts, &[server], None, Vec::new())
+            execute(&opts, &[server], None, Vec::new(), None)
         }
     }
 }
@@ -89,6 +92,7 @@ fn execute(
     servers: &[Manifest],
     default_baseline: Option<PathBuf>,
     not_testable: Vec<Untested>,
+    suite: Option<&locate::Suite>,
 ) -> Result<ExitCode, Error> {
     let mut plan = plan::plan(
         opts,
@@ -98,7 +102,15 @@ fn execute(
         &Profiles::bundled(),
     )?;
     plan.not_testable = not_testable;
-    run::execute(plan)
+    let (source, path) = match suite {
+        Some(s) => (Some(s.source), Some(s.absolute())),
+        None => (None, None),
+    };
+    run::execute_with(plan, |r| {
+        r.host.suite_source = source;
+        r.host.suite_path = path;
+        Ok(())
+    })
 }
 
 /// The servers of the shapes named by `--shape` (all when none is named).
@@ -172,6 +184,10 @@ fn report(action: ReportCmd) -> Result<ExitCode, Error> {
             out,
             site_url,
         } => census::write_site(&load_report(&from)?, &out, site_url.as_deref())?,
+        ReportCmd::Baseline { from, to } => {
+            let b = crate::config::baseline::Baseline::load(&from)?;
+            std::fs::write(&to, b.to_file_text(&to)).map_err(Error::io(&to))?;
+        }
         ReportCmd::Merge { parts } => {
             let reports = parts
                 .iter()

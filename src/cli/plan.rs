@@ -28,10 +28,23 @@ pub struct RunPlan {
     pub outputs: Vec<(PathBuf, Format)>,
     pub baseline: Option<PathBuf>,
     pub write_baseline: Option<PathBuf>,
+    /// Where to write the official suite's YAML baseline too.
+    pub write_expected_failures: Option<PathBuf>,
     /// The missed status that makes the exit code 1 (without a baseline).
     pub fail_threshold: Status,
     /// `--sdk` versions that yield no server: reported, never run, not scored.
     pub not_testable: Vec<Untested>,
+}
+
+/// `--expected-failures FILE`: the official YAML form, so a `.yaml` or `.yml` file.
+fn expected_failures(opts: &RunOpts) -> Result<Option<PathBuf>, Error> {
+    match &opts.expected_failures {
+        Some(p) if !crate::config::baseline::is_official(p) => Err(Error::Usage(format!(
+            "--expected-failures {}: the official baseline is YAML (a .yaml or .yml file)",
+            p.display()
+        ))),
+        other => Ok(other.clone()),
+    }
 }
 
 /// The scenarios asked for: the default endings, `all` (every profile too), or a list.
@@ -213,9 +226,13 @@ pub fn plan(
         baseline: if opts.no_baseline {
             None
         } else {
-            opts.baseline.clone().or(default_baseline)
+            opts.baseline
+                .clone()
+                .or(expected_failures(opts)?)
+                .or(default_baseline)
         },
         write_baseline: opts.write_baseline.clone(),
+        write_expected_failures: opts.write_expected_failures.clone(),
         fail_threshold: match opts.fail_on {
             FailOn::Should => Status::Warning,
             FailOn::Must => Status::Failure,

@@ -47,14 +47,14 @@ fn write_outputs(plan: &RunPlan, report: &Report) -> Result<(), Error> {
         std::fs::write(path, render::render(report, *format)).map_err(Error::io(path))?;
     }
     if let Some(path) = &plan.write_baseline {
-        std::fs::write(path, Baseline::from_report(report).to_toml()).map_err(Error::io(path))?;
+        let text = Baseline::from_report(report).to_file_text(path);
+        std::fs::write(path, text).map_err(Error::io(path))?;
+    }
+    if let Some(path) = &plan.write_expected_failures {
+        let text = Baseline::from_report(report).to_official_yaml();
+        std::fs::write(path, text).map_err(Error::io(path))?;
     }
     Ok(())
-}
-
-/// Runs the plan; returns the exit code of the run.
-pub fn execute(plan: RunPlan) -> Result<ExitCode, Error> {
-    execute_with(plan, |_| Ok(()))
 }
 
 /// Runs the plan, lets `finish` complete the report (the census adds what it knows of each

@@ -13,12 +13,26 @@
 //! [gitlab-server.flaky]
 //! close = ["stdio-exit-on-eof"]
 //! ```
+//!
+//! A server's `whole` list names scenarios any of whose checks may miss (strict the other
+//! way too: stale once every check holds), what the official baseline's `<scenario>` entries
+//! say. That baseline, the official MCP conformance suite's YAML (`server:` and `client:`
+//! lists of `<scenario>` or `<scenario>:<check-id>`, the scenario being the case's official
+//! name `<server>+<scenario>`, see [`crate::model::official`]), is read and written here too:
+//! a file named `*.yaml` or `*.yml` is that form.
+//! ```yaml
+//! server:
+//!   - node-1.30.0-timer+close
+//!   - node-1.30.0-timer+close-java:stdio-exit-on-eof
+//! ```
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::model::{Report, RuleId, ScenarioId, Status};
+use crate::config::profiles::Profiles;
+use crate::model::official::{scenario_name, segment, split_name};
+use crate::model::{Ending, Report, RuleId, ScenarioId, Status};
 
 /// server → scenario → rule IDs expected to be missed.
 pub type Entries = BTreeMap<String, BTreeMap<ScenarioId, Vec<RuleId>>>;
@@ -30,6 +44,8 @@ pub struct Baseline {
     pub entries: Entries,
     /// Checks known to flip between runs: either outcome is accepted.
     pub flaky: Entries,
+    /// server → scenarios any of whose checks may miss (stale once all hold).
+    pub whole: BTreeMap<String, BTreeSet<ScenarioId>>,
 }
 
 /// One server's table as written: scenario keys, and an optional `flaky` table. Read by
@@ -38,6 +54,7 @@ pub struct Baseline {
 struct ServerTable {
     flaky: BTreeMap<ScenarioId, Vec<RuleId>>,
     expected: BTreeMap<ScenarioId, Vec<RuleId>>,
+    whole: BTreeSet<ScenarioId>,
 }
 
 impl<'de> serde::Deserialize<'de> for ServerTable {
@@ -56,6 +73,8 @@ impl<'de> serde::Deserialize<'de> for ServerTable {
                 while let Some(key) = m.next_key::<String>()? {
                     if key == "flaky" {
                         t.flaky = m.next_value()?;
+                    } else if key == "whole" {
+                        t.whole = m.next_value()?;
                     } else {
                         let id: ScenarioId = key.parse().map_err(serde::de::Error::custom)?;
                         t.expected.insert(id, m.next_value()?);
@@ -102,6 +121,8 @@ pub struct Comparison {
     pub unexpected: Vec<Finding>,
     /// Listed rules that now hold: the run fails until the entry is removed.
     pub stale: Vec<Finding>,
+    /// Whole scenarios the baseline lists whose every check now holds: the run fails.
+    pub stale_scenarios: Vec<(String, ScenarioId)>,
     /// Missed rules the baseline lists.
     pub expected: usize,
     /// Checks the baseline lists as known to flip (not judged).
@@ -110,7 +131,7 @@ pub struct Comparison {
 
 impl Comparison {
     pub fn fails(&self) -> bool {
-        !self.unexpected.is_empty() || !self.stale.is_empty()
+        !self.unexpected.is_empty() || !self.stale.is_empty() || !self.stale_scenarios.is_empty()
     }
 
     pub fn render(&self) -> String {
@@ -129,12 +150,18 @@ impl Comparison {
                 f.server, f.scenario, f.rule, f.status
             );
         }
+        for (server, scenario) in &self.stale_scenarios {
+            let _ = writeln!(
+                out,
+                "STALE      {server} {scenario}: every check holds now (stale baseline: remove it)"
+            );
+        }
         let _ = writeln!(
             out,
             "baseline: {} expected, {} unexpected, {} stale, {} known flaky",
             self.expected,
             self.unexpected.len(),
-            self.stale.len(),
+            self.stale.len() + self.stale_scenarios.len(),
             self.known_flaky
         );
         out
@@ -142,11 +169,15 @@ impl Comparison {
 }
 
 impl Baseline {
+    /// Reads a baseline: the official YAML form for `*.yaml` and `*.yml`, else ours (TOML).
     pub fn load(path: &Path) -> Result<Self, BaselineError> {
         let text = std::fs::read_to_string(path).map_err(|source| BaselineError::Read {
             path: path.to_path_buf(),
             source,
         })?;
+        if is_official(path) {
+            return Self::from_official_yaml(path, &text);
+        }
         let tables: BTreeMap<String, ServerTable> =
             toml::from_str(&text).map_err(|e| BaselineError::Parse {
                 path: path.to_path_buf(),
@@ -162,6 +193,9 @@ impl Baseline {
         for (server, t) in tables {
             if !t.flaky.is_empty() {
                 b.flaky.insert(server.clone(), t.flaky);
+            }
+            if !t.whole.is_empty() {
+                b.whole.insert(server.clone(), t.whole);
             }
             if !t.expected.is_empty() {
                 b.entries.insert(server, t.expected);
@@ -197,6 +231,7 @@ impl Baseline {
             path: None,
             entries,
             flaky,
+            whole: BTreeMap::new(),
         }
     }
 
@@ -220,11 +255,26 @@ impl Baseline {
                     );
                 }
             };
-        let servers: std::collections::BTreeSet<&String> =
-            self.entries.keys().chain(self.flaky.keys()).collect();
+        let servers: BTreeSet<&String> = self
+            .entries
+            .keys()
+            .chain(self.flaky.keys())
+            .chain(self.whole.keys())
+            .collect();
+        let empty = BTreeMap::new();
         for server in servers {
-            if let Some(s) = self.entries.get(server).filter(|s| !s.is_empty()) {
+            let whole = self.whole.get(server).filter(|w| !w.is_empty());
+            if let Some(s) = self
+                .entries
+                .get(server)
+                .filter(|s| !s.is_empty() || whole.is_some())
+                .or(whole.map(|_| &empty))
+            {
                 table(&mut out, quote(server), s);
+                if let Some(w) = whole {
+                    let list: Vec<String> = w.iter().map(|x| quote(&x.to_string())).collect();
+                    let _ = writeln!(out, "whole = [{}]", list.join(", "));
+                }
             }
             if let Some(s) = self.flaky.get(server) {
                 table(&mut out, format!("{}.flaky", quote(server)), s);
@@ -236,6 +286,19 @@ impl Baseline {
     pub fn compare(&self, report: &Report) -> Comparison {
         let mut cmp = Comparison::default();
         for r in &report.results {
+            if self
+                .whole
+                .get(&r.server)
+                .is_some_and(|w| w.contains(&r.scenario))
+            {
+                let missed = r.checks.iter().filter(|c| c.status.is_miss()).count();
+                cmp.expected += missed;
+                if missed == 0 && r.checks.iter().any(|c| c.status == Status::Success) {
+                    cmp.stale_scenarios
+                        .push((r.server.clone(), r.scenario.clone()));
+                }
+                continue;
+            }
             let listed = self.entries.get(&r.server).and_then(|s| s.get(&r.scenario));
             let flaky = self.flaky.get(&r.server).and_then(|s| s.get(&r.scenario));
             for c in &r.checks {
@@ -260,6 +323,185 @@ impl Baseline {
         }
         cmp
     }
+}
+
+/// Whether `path` names the official YAML form (`*.yaml`, `*.yml`).
+pub fn is_official(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
+}
+
+/// The official file, as `serde_norway` reads and writes it.
+#[derive(Default, serde::Deserialize, serde::Serialize)]
+struct Official {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    server: Option<Vec<serde_norway::Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    client: Option<Vec<serde_norway::Value>>,
+}
+
+impl Baseline {
+    /// The official YAML baseline: one `<server>+<scenario>` entry per case with a missed
+    /// check (or a whole-scenario entry), the form every published version of the official
+    /// suite evaluates; its `<scenario>:<check-id>` entries are newer and read here, not
+    /// written. Known-flaky checks have no official form and are left out.
+    pub fn to_official_yaml(&self) -> String {
+        let mut names: Vec<String> = Vec::new();
+        for (server, scenarios) in &self.entries {
+            for (scenario, rules) in scenarios {
+                if !rules.is_empty() {
+                    names.push(scenario_name(server, &scenario.to_string()));
+                }
+            }
+        }
+        for (server, scenarios) in &self.whole {
+            names.extend(
+                scenarios
+                    .iter()
+                    .map(|s| scenario_name(server, &s.to_string())),
+            );
+        }
+        names.sort();
+        names.dedup();
+        let official = Official {
+            server: Some(names.into_iter().map(serde_norway::Value::String).collect()),
+            client: None,
+        };
+        let body = serde_norway::to_string(&official).expect("a list of strings serializes");
+        format!(
+            "# Expected failures in the official MCP conformance suite's form (`--expected-failures`):\n\
+             # each entry is <server>+<scenario> (or <server>+<scenario>:<check-id>).\n{body}"
+        )
+    }
+
+    /// Reads the official YAML form. `client:` entries judge MCP clients, which this suite
+    /// does not run: they are accepted and not used.
+    pub fn from_official_yaml(path: &Path, text: &str) -> Result<Self, BaselineError> {
+        let parse = |line: usize, message: String| BaselineError::Parse {
+            path: path.to_path_buf(),
+            line,
+            message,
+        };
+        let official: Official = if text.trim().is_empty() {
+            Official::default()
+        } else {
+            serde_norway::from_str::<Option<Official>>(text)
+                .map_err(|e| parse(e.location().map_or(0, |l| l.line()), e.to_string()))?
+                .unwrap_or_default()
+        };
+        let line_of = |entry: &str| {
+            text.lines()
+                .position(|l| l.contains(entry))
+                .map_or(0, |i| i + 1)
+        };
+        let scenarios = known_scenarios();
+        let mut b = Self {
+            path: Some(path.to_path_buf()),
+            ..Self::default()
+        };
+        for value in official.server.unwrap_or_default() {
+            let entry = match &value {
+                serde_norway::Value::String(s) => s.clone(),
+                serde_norway::Value::Mapping(m) if m.len() == 1 => {
+                    let (k, v) = m.iter().next().expect("one pair");
+                    let show = |v: &serde_norway::Value| {
+                        serde_norway::to_string(v)
+                            .unwrap_or_default()
+                            .trim()
+                            .to_string()
+                    };
+                    let (k, v) = (show(k), show(v));
+                    return Err(parse(
+                        line_of(&k),
+                        format!("`- {k}: {v}` is a mapping: remove the space after the colon (`- {k}:{v}`)"),
+                    ));
+                }
+                other => {
+                    let shown = serde_norway::to_string(other).unwrap_or_default();
+                    return Err(parse(
+                        0,
+                        format!("server entry {} is not a string", shown.trim()),
+                    ));
+                }
+            };
+            let at = line_of(&entry);
+            let (name, check) = match entry.split_once(':') {
+                Some((n, c)) => (n, Some(c)),
+                None => (entry.as_str(), None),
+            };
+            let Some((server, scenario)) = split_name(name) else {
+                return Err(parse(
+                    at,
+                    format!("`{entry}` is not `<server>+<scenario>` or `<server>+<scenario>:<check-id>`"),
+                ));
+            };
+            let Some(id) = scenarios
+                .iter()
+                .find(|s| segment(&s.to_string()) == scenario)
+            else {
+                return Err(parse(
+                    at,
+                    format!("`{entry}`: unknown scenario `{scenario}`"),
+                ));
+            };
+            match check {
+                None => {
+                    b.whole
+                        .entry(server.to_string())
+                        .or_default()
+                        .insert(id.clone());
+                }
+                Some(c) => {
+                    let rule: RuleId = c.parse().map_err(|e: crate::model::UnknownId| {
+                        parse(at, format!("`{entry}`: {e}"))
+                    })?;
+                    let rules = b
+                        .entries
+                        .entry(server.to_string())
+                        .or_default()
+                        .entry(id.clone())
+                        .or_default();
+                    if !rules.contains(&rule) {
+                        rules.push(rule);
+                    }
+                }
+            }
+        }
+        for (server, scenarios) in &b.whole {
+            if let Some(per_check) = b.entries.get(server) {
+                if let Some(s) = scenarios.iter().find(|s| per_check.contains_key(*s)) {
+                    let name = scenario_name(server, &s.to_string());
+                    return Err(parse(
+                        line_of(&name),
+                        format!("`{name}` expects the whole scenario to fail, so its per-check entries are redundant: remove one or the other"),
+                    ));
+                }
+            }
+        }
+        Ok(b)
+    }
+
+    /// The file in the form its name asks for (see [`is_official`]).
+    pub fn to_file_text(&self, path: &Path) -> String {
+        if is_official(path) {
+            self.to_official_yaml()
+        } else {
+            self.to_toml()
+        }
+    }
+}
+
+/// Every scenario a baseline can name: all the endings and every bundled profile.
+fn known_scenarios() -> Vec<ScenarioId> {
+    Ending::ALL
+        .iter()
+        .map(|e| ScenarioId::Ending(*e))
+        .chain(
+            Profiles::bundled()
+                .iter()
+                .map(|p| ScenarioId::Profile(p.id.clone())),
+        )
+        .collect()
 }
 
 #[cfg(test)]
@@ -358,5 +600,72 @@ mod tests {
         // A single run of it, passing or not, is still accepted.
         let once = report_of(vec![result("coin.toss", "close", Stage::Eof, 12.0)]);
         assert!(!loaded.compare(&once).fails());
+    }
+
+    #[test]
+    fn official_yaml_round_trip_whole_scenarios_and_errors() {
+        let eof = RuleId::StdioExitOnEof;
+        let before = report(&[
+            ("node-1.30.0-timer", "close:java", eof, Status::Warning),
+            ("fixed", "close", eof, Status::Success),
+        ]);
+        let yaml = Baseline::from_report(&before).to_official_yaml();
+        assert!(
+            yaml.contains("server:\n- node-1.30.0-timer+close-java\n"),
+            "{yaml}"
+        );
+        assert!(!yaml.ends_with("\n\n"));
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("expected-failures.yaml");
+        std::fs::write(&p, &yaml).unwrap();
+        let b = Baseline::load(&p).unwrap();
+        let java: ScenarioId = "close:java".parse().unwrap();
+        assert!(b.whole["node-1.30.0-timer"].contains(&java));
+        assert!(
+            !b.compare(&before).fails(),
+            "{}",
+            b.compare(&before).render()
+        );
+        // Fixed: the whole-scenario entry is stale.
+        let fixed = report(&[("node-1.30.0-timer", "close:java", eof, Status::Success)]);
+        let c = b.compare(&fixed);
+        assert_eq!(c.stale_scenarios.len(), 1, "{}", c.render());
+        assert!(c.render().contains("stale baseline: remove it"));
+        // Through our TOML and back, nothing is lost.
+        let t = dir.path().join("b.toml");
+        std::fs::write(&t, b.to_file_text(&t)).unwrap();
+        let again = Baseline::load(&t).unwrap();
+        assert_eq!(again.whole, b.whole);
+        assert_eq!(again.to_official_yaml(), yaml);
+        // Per-check entries map to ours exactly.
+        std::fs::write(&p, "server:\n  - node-1.30.0-timer+close-java:stdio-exit-on-eof\nclient:\n  - initialize\n").unwrap();
+        let per = Baseline::load(&p).unwrap();
+        assert_eq!(per.entries["node-1.30.0-timer"][&java], vec![eof]);
+        assert!(!per.compare(&before).fails());
+        // Errors name the file and line, and the mistake.
+        for (text, said) in [
+            (
+                "server:\n  - x+close: stdio-exit-on-eof\n",
+                "remove the space after the colon",
+            ),
+            (
+                "server:\n  - no-plus-sign\n",
+                "is not `<server>+<scenario>`",
+            ),
+            ("server:\n  - x+nope\n", "unknown scenario `nope`"),
+            ("server:\n  - x+close:no-such-rule\n", "no-such-rule"),
+            (
+                "server:\n  - x+close\n  - x+close:stdio-exit-on-eof\n",
+                "redundant",
+            ),
+            ("server: 3\n", "expected-failures.yaml:1"),
+        ] {
+            std::fs::write(&p, text).unwrap();
+            let e = Baseline::load(&p).unwrap_err().to_string();
+            assert!(
+                e.contains(said) && e.contains("expected-failures.yaml:"),
+                "{text:?}: {e}"
+            );
+        }
     }
 }

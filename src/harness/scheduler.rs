@@ -200,6 +200,8 @@ impl Harness {
             budgets: self.overrides.apply(Budgets::default()),
             host: Host {
                 containment: Some(containment(self.max_pids)),
+                suite_source: None,
+                suite_path: None,
                 ..host()
             },
             servers,
@@ -417,6 +419,8 @@ fn host() -> Host {
             .unwrap_or_default(),
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         containment: None,
+        suite_source: None,
+        suite_path: None,
     }
 }
 

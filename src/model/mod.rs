@@ -4,6 +4,7 @@
 pub mod budgets;
 pub mod ids;
 pub mod observation;
+pub mod official;
 pub mod profile;
 pub mod report;
 pub mod scenario;
@@ -20,7 +21,8 @@ pub use observation::{
 pub use profile::{ProfileBasis, ProfileInfo, ProfileKind, SourceRef};
 pub use report::{
     Containment, Host, JudgedCase, Latency, Membership, NotTestable, NotTestableReason,
-    PackageInfo, Quote, Repeat, Report, RuleInfo, RunOutcome, ServerInfo, Summary, Tool, Untested,
+    PackageInfo, Quote, Repeat, Report, RuleInfo, RunOutcome, ServerInfo, SuiteSource, Summary,
+    Tool, Untested,
 };
 pub use scenario::{
     stage_after, Action, Driver, GroupKind, Ladder, Plumbing, PlumbingOverride, Scenario, Stage,

@@ -43,6 +43,24 @@ pub struct Host {
     /// none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub containment: Option<Containment>,
+    /// Where the bundled suite (manifests, fixtures, kits) came from: the binary's own copy
+    /// extracted into the user's cache, or a checkout the command ran inside (runs that read
+    /// no suite, and reports before it was recorded: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite_source: Option<SuiteSource>,
+    /// The directory of that suite.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite_path: Option<std::path::PathBuf>,
+}
+
+/// Where the suite a run read came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SuiteSource {
+    /// The copy embedded in the binary, extracted into the user's cache.
+    Embedded,
+    /// A checkout of this project (its files win, so they can be edited live).
+    Checkout,
 }
 
 /// What holds a case's processes together, so that none escapes the final kill.

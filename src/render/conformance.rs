@@ -8,17 +8,25 @@
 //! readers find results with the glob `**/checks.json` and count a scenario as passed when it
 //! has a SUCCESS and no FAILURE.
 //!
-//! Ours is one directory per server, and in it one per scenario, what that suite would write
-//! for the server minus the timestamp suffix: `<server>/server-<scenario>/checks.json`.
-//! Statuses are already the official vocabulary; our rule ids are the check ids. The
-//! timestamp every check carries is given by the caller (this module reads no clock).
+//! Ours is that layout exactly, flat: one directory per server × scenario,
+//! `server-<server>+<scenario>-<timestamp>/checks.json`, where the official scenario name is
+//! `<server>+<scenario>` (each part one safe path segment, so `close:java` is `close-java` and
+//! the name has no colon for the baseline's `<scenario>:<check-id>` grammar; `+` never
+//! occurs in a segment, so the name splits back unambiguously). The timestamp is
+//! `Date.toISOString()` with `:` and `.` as `-`, the text `JSON.stringify(checks, null, 2)`
+//! (integral numbers without `.0`, no trailing newline). Statuses are already the official
+//! vocabulary; our rule ids are the check ids. A case that ran but cannot be judged follows
+//! the official "Not testable" convention: its skipped checks are FAILUREs whose
+//! `errorMessage` starts `Not testable:` and whose `details.untestable` is true. The
+//! timestamp is given by the caller (this module reads no clock).
 
-use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::path::PathBuf;
+use std::time::SystemTime;
 
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
+use crate::model::official::scenario_name;
 use crate::model::{Check, JudgedCase, Report, Status};
 
 /// The file each scenario directory holds (the official name).
@@ -48,21 +56,54 @@ pub struct ConformanceReference {
 }
 
 /// Every file of the layout, as (path relative to the output directory, contents), in report
-/// order. `timestamp` is an ISO 8601 UTC string (see [`iso8601`]).
+/// order. `timestamp` is an ISO 8601 UTC string (see [`iso8601`]); it names the directories
+/// too (see [`dir_stamp`]).
 pub fn files(report: &Report, timestamp: &str) -> Vec<(PathBuf, String)> {
     let mut files: Vec<(PathBuf, String)> = Vec::new();
     for r in &report.results {
-        let path = case_dir(&r.server, &r.scenario.to_string()).join(CHECKS_FILE);
+        let path = case_dir(&r.server, &r.scenario.to_string(), timestamp).join(CHECKS_FILE);
         // Merged shards may repeat a case: the first wins, as in every other view.
         if files.iter().any(|(p, _)| *p == path) {
             continue;
         }
-        let checks = case_checks(report, r, timestamp);
-        let mut text = serde_json::to_string_pretty(&checks).expect("checks serialize");
-        text.push('\n');
-        files.push((path, text));
+        files.push((path, stringify(&case_checks(report, r, timestamp))));
+    }
+    for u in &report.not_testable {
+        let server = format!("{}-{}", u.line, u.version);
+        let path = case_dir(&server, UNTESTED_SCENARIO, timestamp).join(CHECKS_FILE);
+        files.push((path, stringify(&[untested_check(u, timestamp)])));
     }
     files
+}
+
+/// The scenario part of an `--sdk` version that yielded no server (nothing ran).
+pub const UNTESTED_SCENARIO: &str = "sdk";
+
+/// `JSON.stringify(checks, null, 2)`: two-space indentation, keys in the order the official
+/// interface declares them, no trailing newline, and numbers as JavaScript writes them (an
+/// integral float has no `.0`).
+pub fn stringify(checks: &[ConformanceCheck]) -> String {
+    let mut checks = checks.to_vec();
+    for c in &mut checks {
+        c.details.values_mut().for_each(js_numbers);
+    }
+    serde_json::to_string_pretty(&checks).expect("checks serialize")
+}
+
+/// `12.0` → `12`, recursively: JavaScript has one number type and prints no `.0`.
+fn js_numbers(v: &mut Value) {
+    match v {
+        Value::Number(n) => {
+            if let Some(f) = n.as_f64().filter(|_| n.is_f64()) {
+                if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
+                    *v = Value::from(f as i64);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(js_numbers),
+        Value::Object(o) => o.values_mut().for_each(js_numbers),
+        _ => {}
+    }
 }
 
 /// What `--format conformance` prints: each file of the layout and its statuses.
@@ -78,36 +119,27 @@ pub fn index(report: &Report) -> String {
         }
         counts.sort_by_key(|(s, _)| s.to_string());
         let counts: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
-        let path = case_dir(&r.server, &r.scenario.to_string()).join(CHECKS_FILE);
+        let path = case_dir(&r.server, &r.scenario.to_string(), "").join(CHECKS_FILE);
         out.push_str(&format!("{}  {}\n", path.display(), counts.join(", ")));
     }
     out
 }
 
-/// `<server>/server-<scenario>`, each part one safe path segment.
-pub fn case_dir(server: &str, scenario: &str) -> PathBuf {
-    Path::new(&segment(server)).join(format!("server-{}", segment(scenario)))
+/// `server-<server>+<scenario>-<timestamp>`, as the official runner names a result
+/// directory (`server-<scenario>-<Date.toISOString() with : and . as ->`); without a
+/// timestamp (the index printed to the terminal), `server-<server>+<scenario>`.
+pub fn case_dir(server: &str, scenario: &str, timestamp: &str) -> PathBuf {
+    let name = format!("server-{}", scenario_name(server, scenario));
+    PathBuf::from(if timestamp.is_empty() {
+        name
+    } else {
+        format!("{name}-{}", dir_stamp(timestamp))
+    })
 }
 
-/// One path segment that every file system and `actions/upload-artifact` accept: characters
-/// other than ASCII letters, digits, `.`, `_` and `-` become `-` (so `close:java` is
-/// `close-java`), and a segment that would be empty or only dots gets a leading `_`.
-pub fn segment(s: &str) -> String {
-    let out: String = s
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    if out.chars().all(|c| c == '.') {
-        format!("_{out}")
-    } else {
-        out
-    }
+/// The timestamp as a directory name has it: `:` and `.` become `-`.
+pub fn dir_stamp(timestamp: &str) -> String {
+    timestamp.replace([':', '.'], "-")
 }
 
 /// The checks of one case. A case that could not run and has no checks still yields one
@@ -129,10 +161,64 @@ fn case_checks(report: &Report, r: &JudgedCase, timestamp: &str) -> Vec<Conforma
             }];
         }
     }
-    r.checks
+    let mut checks: Vec<ConformanceCheck> = r
+        .checks
         .iter()
         .map(|c| conformance_check(report, c, r, timestamp))
-        .collect()
+        .collect();
+    if let Some(nt) = &r.not_testable {
+        // The official convention: what could not be tested is a FAILURE that says so.
+        let said = format!("Not testable: {}", nt.message);
+        for (c, ours) in checks.iter_mut().zip(&r.checks) {
+            if ours.status == Status::Skipped {
+                c.status = Status::Failure;
+                c.error_message = Some(if ours.message.starts_with("Not testable:") {
+                    ours.message.clone()
+                } else {
+                    said.clone()
+                });
+                c.details.insert("untestable".into(), json!(true));
+                c.details
+                    .insert("untestableReason".into(), json!(nt.reason));
+            }
+        }
+        if checks.is_empty() {
+            let id = "case-not-testable".to_string();
+            let mut details = case_details(report, r);
+            details.insert("untestable".into(), json!(true));
+            details.insert("untestableReason".into(), json!(nt.reason));
+            checks.push(ConformanceCheck {
+                name: pascal_case(&id),
+                id,
+                description: "The case ran but cannot be judged".into(),
+                status: Status::Failure,
+                timestamp: timestamp.into(),
+                spec_references: Vec::new(),
+                details,
+                error_message: Some(said),
+            });
+        }
+    }
+    checks
+}
+
+/// An `--sdk` version that yielded no server: one "Not testable" FAILURE.
+fn untested_check(u: &crate::model::Untested, timestamp: &str) -> ConformanceCheck {
+    let id = "sdk-not-testable".to_string();
+    let mut details = Map::new();
+    details.insert("sdk".into(), json!(u.line));
+    details.insert("sdkVersion".into(), json!(u.version));
+    details.insert("untestable".into(), json!(true));
+    ConformanceCheck {
+        name: pascal_case(&id),
+        id,
+        description: "The SDK version could not be built into a server".into(),
+        status: Status::Failure,
+        timestamp: timestamp.into(),
+        spec_references: Vec::new(),
+        details,
+        error_message: Some(format!("Not testable: {}", u.reason)),
+    }
 }
 
 fn conformance_check(
@@ -232,39 +318,17 @@ pub fn reference_id(url: &str) -> String {
 
 /// `2025-01-02T03:04:05.678Z`, the form JavaScript's `Date.toISOString()` writes.
 pub fn iso8601(t: SystemTime) -> String {
-    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs();
-    let (y, m, day) = civil_from_days((secs / 86_400) as i64);
-    let rem = secs % 86_400;
-    format!(
-        "{y:04}-{m:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60,
-        d.subsec_millis()
-    )
-}
-
-/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar (Howard
-/// Hinnant's `civil_from_days`), to avoid a date library for one timestamp.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
+    let ts = jiff::Timestamp::try_from(t).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    ts.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::official::segment;
     use crate::test_support as fixture;
-    use std::time::Duration;
+    use std::path::Path;
+    use std::time::{Duration, UNIX_EPOCH};
 
     const TS: &str = "2026-07-28T12:00:00.000Z";
 
@@ -279,14 +343,19 @@ mod tests {
         assert_eq!(
             paths,
             [
-                "timer/server-close/checks.json",
-                "timer/server-crash/checks.json",
-                "fixed/server-close/checks.json",
-                "fixed/server-crash/checks.json",
-                "mute/server-close/checks.json",
+                "server-timer+close-2026-07-28T12-00-00-000Z/checks.json",
+                "server-timer+crash-2026-07-28T12-00-00-000Z/checks.json",
+                "server-fixed+close-2026-07-28T12-00-00-000Z/checks.json",
+                "server-fixed+crash-2026-07-28T12-00-00-000Z/checks.json",
+                "server-mute+close-2026-07-28T12-00-00-000Z/checks.json",
             ]
         );
         assert_eq!(files, super::files(&report(), TS), "deterministic");
+        // JSON.stringify(checks, null, 2): no trailing newline, no `.0` on integral numbers.
+        for (_, text) in &files {
+            assert!(text.ends_with(']'), "{text}");
+            assert!(!text.contains(".0,") && !text.contains(".0\n"), "{text}");
+        }
     }
 
     #[test]
@@ -344,9 +413,14 @@ mod tests {
         assert_eq!(segment(".."), "_..");
         assert_eq!(segment(""), "_");
         assert_eq!(
-            case_dir("x", "close:typescript"),
-            Path::new("x/server-close-typescript")
+            case_dir("x", "close:typescript", ""),
+            Path::new("server-x+close-typescript")
         );
+        assert_eq!(
+            scenario_name("node-1.30.0-timer", "close:java"),
+            "node-1.30.0-timer+close-java"
+        );
+        assert!(!scenario_name("a:b", "close:java").contains(':'));
         let profiles = crate::config::profiles::Profiles::bundled();
         let ids = crate::config::scenarios::all_ids(&profiles);
         let mut dirs: Vec<String> = ids.iter().map(|s| segment(&s.to_string())).collect();
@@ -380,6 +454,13 @@ mod tests {
         assert_eq!(iso8601(t), "2024-02-29T12:34:56.789Z");
         let t = UNIX_EPOCH + Duration::from_secs(4_102_444_799);
         assert_eq!(iso8601(t), "2099-12-31T23:59:59.000Z");
+        // Milliseconds are cut, not rounded, as Date keeps them.
+        let t = UNIX_EPOCH + Duration::from_micros(1_999_999);
+        assert_eq!(iso8601(t), "1970-01-01T00:00:01.999Z");
+        assert_eq!(
+            dir_stamp("2024-02-29T12:34:56.789Z"),
+            "2024-02-29T12-34-56-789Z"
+        );
     }
 
     #[test]
@@ -389,11 +470,48 @@ mod tests {
         assert_eq!(lines.len(), 5, "{idx}");
         assert_eq!(
             lines[0],
-            "timer/server-close/checks.json  2 SUCCESS, 1 WARNING"
+            "server-timer+close/checks.json  2 SUCCESS, 1 WARNING"
         );
         assert!(
-            lines[4].starts_with("mute/server-close/checks.json  "),
+            lines[4].starts_with("server-mute+close/checks.json  "),
             "{idx}"
         );
+    }
+
+    #[test]
+    fn not_testable_is_a_failure_that_says_so() {
+        use crate::model::{NotTestable, NotTestableReason, Untested};
+        let mut rep = report();
+        let r = &mut rep.results[0];
+        r.not_testable = Some(NotTestable {
+            reason: NotTestableReason::NeedsCredentials,
+            message: "needs credentials".into(),
+        });
+        r.checks[0].status = Status::Skipped;
+        r.checks[0].message = "Not testable: needs credentials (GITHUB_TOKEN)".into();
+        rep.not_testable.push(Untested {
+            line: "typescript".into(),
+            version: "0.1.0".into(),
+            reason: "no release builds".into(),
+        });
+        let files = files(&rep, TS);
+        let checks: Value = serde_json::from_str(&files[0].1).unwrap();
+        assert_eq!(checks[0]["status"], "FAILURE");
+        assert_eq!(
+            checks[0]["errorMessage"],
+            "Not testable: needs credentials (GITHUB_TOKEN)"
+        );
+        assert_eq!(checks[0]["details"]["untestable"], true);
+        // Its passing checks stay what they were.
+        assert_eq!(checks[1]["status"], "SUCCESS");
+        let (path, text) = files.last().unwrap();
+        assert_eq!(
+            path,
+            Path::new("server-typescript-0.1.0+sdk-2026-07-28T12-00-00-000Z/checks.json")
+        );
+        let checks: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(checks[0]["status"], "FAILURE");
+        assert_eq!(checks[0]["errorMessage"], "Not testable: no release builds");
+        assert_eq!(checks[0]["details"]["untestable"], true);
     }
 }

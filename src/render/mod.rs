@@ -38,7 +38,7 @@ pub enum Format {
     Markdown,
     /// One self-contained HTML page.
     Html,
-    /// The official MCP conformance suite's layout, `<server>/server-<scenario>/checks.json`
+    /// The official MCP conformance suite's layout, `server-<server>+<scenario>-<time>/checks.json`
     /// under a directory (`run --output DIR`, `report render --out DIR`); printed, the list
     /// of those files and their statuses.
     Conformance,
