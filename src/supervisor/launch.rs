@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::exits_unless_idle;
-use super::ladder::wall_cap_ms;
+use super::ladder::{self, wall_cap_ms};
 use super::link::spawn_guard;
 use crate::config::manifest::{Launch, Protocol};
 use crate::mcp::handshake::{handshake as mcp_handshake, Deadline, HandshakeFailure, Peer};
@@ -139,7 +139,7 @@ impl<'a> OwnTime<'a> {
             last_ns: now,
             last,
             last_bytes: stdout_bytes(record),
-            own_ns: wall - last.queued_ns.min(wall),
+            own_ns: ladder::own_after(0, wall, last.queued_ns),
         }
     }
 }
@@ -155,9 +155,10 @@ impl Deadline for OwnTime<'_> {
         let bytes = stdout_bytes(self.record);
         let wall = now.saturating_sub(self.last_ns);
         let queued = r.queued_ns.saturating_sub(self.last.queued_ns);
-        if bytes == self.last_bytes && self.stdout.unread() == 0 {
-            self.own_ns += wall - queued.min(wall);
-        }
+        // A slice it spent talking is not counted; queueing reported late still gives back
+        // own time counted before it (see `ladder::own_after`).
+        let silent = bytes == self.last_bytes && self.stdout.unread() == 0;
+        self.own_ns = ladder::own_after(self.own_ns, if silent { wall } else { 0 }, queued);
         (self.last_ns, self.last, self.last_bytes) = (now, r, bytes);
         let wall_ms = now.saturating_sub(self.start_ns) / 1_000_000;
         let spent =

@@ -69,8 +69,10 @@ fn settle_descendants(prompt_ms: u64, except: &[i32]) -> Vec<ProcInfo> {
             .filter_map(|(pid, ns)| Some(ns.saturating_sub(*last.get(pid)?)))
             .sum();
         let slice = now - last_ns;
-        // Idle: less than 5 % of the slice used or queued, as the ladder judges idleness.
-        if used * 20 <= slice {
+        // Idle: less than 5 % of the slice used or queued, as the ladder judges idleness,
+        // and nothing runnable now (a wait for a CPU is reported only once it is over).
+        let runnable = live.iter().any(|p| procfs::process_runnable(p.pid));
+        if used * 20 <= slice && !runnable {
             idle_ns += slice;
         }
         if live.is_empty() || idle_ns >= prompt_ms * MS || now >= cap {
@@ -97,7 +99,7 @@ fn exits_unless_idle(process: &Pidfd, idle_ms: u64) -> bool {
         }
         let (now, busy) = (mono_ns(), procfs::process_busy_ns(process.pid()));
         let slice = now - last_ns;
-        if busy.saturating_sub(last) * 20 <= slice {
+        if busy.saturating_sub(last) * 20 <= slice && !procfs::process_runnable(process.pid()) {
             idle_ns += slice;
         }
         if idle_ns >= idle_ms * MS || now >= cap {
