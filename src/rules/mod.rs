@@ -10,6 +10,7 @@ mod codegen;
 pub mod explain;
 pub mod judge;
 mod judges;
+pub mod machine;
 #[cfg(test)]
 mod quotes;
 pub mod repeat;
@@ -23,6 +24,7 @@ use crate::model::{
 
 pub use catalogue::{Catalogue, CatalogueError};
 use judge::Context;
+pub use machine::machine_bound;
 
 impl Catalogue {
     /// Judges one case against every rule that covers its ending.

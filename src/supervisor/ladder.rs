@@ -105,6 +105,8 @@ struct Clocks {
     own_ns: u64,
     /// Time the tree sat idle so far.
     idle_ns: u64,
+    /// The tree's cumulative run-queue time when the wait started.
+    queued_from_ns: u64,
 }
 
 /// The state of one ladder.
@@ -174,7 +176,22 @@ impl Ladder {
         }
     }
 
+    /// Records the own and run-queue time of the wait that just ended on its step.
+    fn close_window(&mut self) {
+        let queued = self
+            .last
+            .queued_ns
+            .saturating_sub(self.clocks.queued_from_ns);
+        if let Some(r) = self.records.last_mut() {
+            r.own_ms = Some(self.clocks.own_ns as f64 / 1e6);
+            r.runqueue_ms = Some(queued as f64 / 1e6);
+        }
+    }
+
     fn finish(&mut self, exit_ns: Option<u64>) -> Vec<Command> {
+        if self.phase == Phase::Waiting {
+            self.close_window();
+        }
         self.phase = Phase::Finished;
         let mut out = Vec::new();
         self.free(&mut out);
@@ -244,6 +261,7 @@ impl Ladder {
         match self.left(now_ns) {
             Some(d) => vec![Command::Wait(d)],
             None => {
+                self.close_window();
                 self.i += 1;
                 let mut out = Vec::new();
                 // The token is given back at the end of the first wait at the latest.
@@ -282,12 +300,13 @@ impl Ladder {
             }
             (Phase::Acting, Event::Performed { at_ns }) => {
                 let origin = *self.origin.get_or_insert(at_ns);
-                self.records.push(StepRecord {
-                    action: self.steps[self.i].action,
-                    at_ms: ms_between(origin, at_ns),
-                });
+                self.records.push(StepRecord::new(
+                    self.steps[self.i].action,
+                    ms_between(origin, at_ns),
+                ));
                 self.clocks = Clocks {
                     started_ns: at_ns,
+                    queued_from_ns: self.last.queued_ns,
                     ..Clocks::default()
                 };
                 self.last.now_ns = at_ns;
@@ -490,6 +509,13 @@ mod tests {
         let (_, e) = simulate(spec_ladder(), Some(3900), 3900, 50);
         assert_eq!(e.stage, Stage::Eof);
         assert!(e.runqueue_ns > 1_900 * MS, "{}", e.runqueue_ns);
+        // The wait records its own and run-queue time, for judging whether it was
+        // machine-bound.
+        let w = &e.steps[0];
+        assert!(
+            w.own_ms.unwrap() < 2000.0 && w.runqueue_ms.unwrap() > 1900.0,
+            "{w:?}"
+        );
         let (_, e) = simulate(spec_ladder(), Some(4100), 4100, 50);
         assert_eq!(e.stage, Stage::Sigterm);
         // Starved outright: the wall-clock backstop ends the wait.

@@ -34,6 +34,7 @@ use std::time::Duration;
 use crate::exit_codes;
 use crate::model::{Driver, Leftover, Observation, StdoutRecord, MAX_LEFTOVERS};
 use crate::os::{mono_ns, procfs, signals, tree, Pidfd, ProcInfo};
+use crate::rules;
 use link::{abort, say_err, Link};
 use protocol::{recv, send, CaseSpec, FromSupervisor, ToSupervisor};
 
@@ -211,10 +212,11 @@ pub fn main(helper: &Path) -> i32 {
     }
     link::set_deadline(spec.deadline_ms());
     link::watch_deadline();
-    let observation = match spec.scenario.driver {
+    let mut observation = match spec.scenario.driver {
         Driver::Direct => direct::run(&spec, &link),
         Driver::Client | Driver::Terminal => via_client::run(&spec, helper, &link),
     };
+    observation.machine_bound = rules::machine_bound(&observation, &spec.scenario, &spec.budgets);
     tree::kill_all_descendants();
     send(
         &mut std::io::stdout().lock(),
