@@ -448,6 +448,10 @@ pub struct Observation {
     /// Set when the machine, not the server, decided the verdict (see [`MachineBound`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine_bound: Option<MachineBound>,
+    /// The machine's 1-minute load average when the case ended (`/proc/loadavg`), so that
+    /// every published cell can say how loaded the machine was; never judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_avg: Option<f64>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -480,6 +484,7 @@ impl Observation {
             stderr_bytes: 0,
             limit_hits: 0,
             machine_bound: None,
+            load_avg: None,
         }
     }
 

@@ -174,6 +174,16 @@ pub fn process_runnable(pid: i32) -> bool {
     tasks(pid).iter().any(|&t| task_busy(pid, t))
 }
 
+/// The machine's 1-minute load average (`/proc/loadavg`).
+pub fn load_avg() -> Option<f64> {
+    fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
 /// One reading of a process tree.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TreeReading {

@@ -217,6 +217,7 @@ pub fn main(helper: &Path) -> i32 {
         Driver::Client | Driver::Terminal => via_client::run(&spec, helper, &link),
     };
     observation.machine_bound = rules::machine_bound(&observation, &spec.scenario, &spec.budgets);
+    observation.load_avg = procfs::load_avg();
     tree::kill_all_descendants();
     send(
         &mut std::io::stdout().lock(),
