@@ -182,7 +182,9 @@ pub mod machine {
     #[cfg(test)]
     mod tests {
         use super::*;
-        use crate::model::{Action, Driver, ScenarioId, SignalName, Stage, Step, StepRecord, Target};
+        use crate::model::{
+            Action, Driver, ScenarioId, SignalName, Stage, Step, StepRecord, Target,
+        };
 
         fn close() -> Scenario {
             let sig = |signal| Action::Signal {
