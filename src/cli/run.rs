@@ -111,7 +111,7 @@ fn machine_bound_lines(report: &Report) -> Vec<String> {
     report
         .results
         .iter()
-        .filter(|r| r.owner().is_none())
+        .filter(|r| r.is_machine_bound())
         .filter_map(|r| {
             let m = r.machine_bound.as_ref()?;
             Some(format!(

@@ -154,6 +154,9 @@ pub enum Decisive {
     /// It exited within the prompt budget of its own time but after it in wall time: the
     /// pass rests on the time it waited for a CPU being taken off.
     Prompt,
+    /// The handshake's wait ended on its wall-clock backstop before the server had the
+    /// handshake budget of its own time: its timeout is the machine's.
+    Handshake,
 }
 
 /// The machine, not the server, decided this case: the time its tree waited for a CPU in
@@ -163,9 +166,11 @@ pub enum Decisive {
 pub struct MachineBound {
     pub decided_by: Decisive,
     /// The window starts at this action (`steps[step]`) and ends at the exit, or at the
-    /// next action when the server did not exit.
+    /// next action when the server did not exit; for the handshake, at the launch (no
+    /// action).
     pub step: usize,
-    pub action: Action,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<Action>,
     /// Wall length of the window, the server's own time in it and its tree's run-queue time.
     pub wall_ms: f64,
     pub own_ms: f64,

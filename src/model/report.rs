@@ -298,9 +298,9 @@ impl JudgedCase {
     }
 
     /// The machine, not the server, decided this case (see `MachineBound`): a case without
-    /// a verdict of its own is never machine-bound.
+    /// a verdict that is the server's is never machine-bound.
     pub fn is_machine_bound(&self) -> bool {
-        self.machine_bound.is_some() && self.owner().is_none()
+        self.machine_bound.is_some() && self.owner().is_none_or(Owner::is_scored)
     }
 
     /// Whose it is that this case has no verdict (a not-testable mark first, then its error),

@@ -29,7 +29,7 @@ pub fn judged(r: &JudgedCase) -> Option<Status> {
 
 /// Why the machine, not the server, decided a case, in one sentence.
 pub fn machine_bound(m: &MachineBound) -> String {
-    let from = action_label(&m.action);
+    let from = m.action.as_ref().map_or("the launch".into(), action_label);
     let (wall, own, queued, budget) = (
         ms(m.wall_ms),
         ms(m.own_ms),
@@ -44,6 +44,11 @@ pub fn machine_bound(m: &MachineBound) -> String {
         Decisive::Prompt => format!(
             "exited {wall} after {from}, {queued} of it waiting for a CPU: {own} of its own time \
              is within the {budget} prompt budget only because that wait is taken off"
+        ),
+        Decisive::Handshake => format!(
+            "no answer to the handshake in {wall} after {from}, {queued} of it waiting for a \
+             CPU: the wall-clock backstop ended the wait after {own} of its own time, short of \
+             the {budget} handshake budget"
         ),
     }
 }

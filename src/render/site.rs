@@ -92,6 +92,10 @@ pub fn worst(cases: &[&JudgedCase]) -> Worst {
             .is_some_and(|e| e.kind != ErrorKind::AncestorSignalled)
     };
     if !sessions.is_empty() && sessions.iter().all(could_not_run) {
+        // A handshake the machine's load timed out is not the server's failing to start.
+        if sessions.iter().any(|r| r.is_machine_bound()) {
+            return Worst::ReRun;
+        }
         return Worst::CouldNotRun(main_owner(sessions).unwrap_or(Owner::Server));
     }
     let statuses: Vec<Status> = cases.iter().filter_map(|r| judged(r)).collect();
@@ -456,6 +460,25 @@ mod tests {
         assert!(cell.starts_with("re-run: eof"), "{cell}");
         let line = super::super::present::machine_bound_of(&bound).unwrap();
         assert!(line.contains("7600 ms of it waiting for a CPU"), "{line}");
+        // A handshake timeout the wall-clock backstop decided: re-run, not "could not run".
+        use crate::model::{CaseError, Decisive, ErrorKind, MachineBound};
+        let mut timed_out = result("m", "close", Stage::Eof, 3.0);
+        timed_out.observation.error = Some(CaseError {
+            kind: ErrorKind::HandshakeTimeout,
+            message: "no answer".into(),
+        });
+        timed_out.observation.machine_bound = Some(MachineBound {
+            decided_by: Decisive::Handshake,
+            step: 0,
+            action: None,
+            wall_ms: 155_000.0,
+            own_ms: 9_000.0,
+            runqueue_ms: 146_000.0,
+            budget_ms: 30_000,
+        });
+        assert_eq!(worst(&[&timed_out]), Worst::ReRun);
+        let line = super::super::present::machine_bound_of(&timed_out).unwrap();
+        assert!(line.contains("after the launch"), "{line}");
     }
 
     #[test]

@@ -138,7 +138,7 @@ pub mod machine {
             let bound = |wall_ms: f64, own_ms: f64, runqueue_ms: f64| MachineBound {
                 decided_by: Decisive::Escalation,
                 step: j,
-                action: rec.action,
+                action: Some(rec.action),
                 wall_ms,
                 own_ms,
                 runqueue_ms,
@@ -171,7 +171,7 @@ pub mod machine {
         (own <= budget && exit > budget).then(|| MachineBound {
             decided_by: Decisive::Prompt,
             step: 0,
-            action,
+            action: Some(action),
             wall_ms: exit,
             own_ms: own,
             runqueue_ms: o.runqueue_ms.unwrap_or(0.0),

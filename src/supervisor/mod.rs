@@ -216,7 +216,9 @@ pub fn main(helper: &Path) -> i32 {
         Driver::Direct => direct::run(&spec, &link),
         Driver::Client | Driver::Terminal => via_client::run(&spec, helper, &link),
     };
-    observation.machine_bound = rules::machine_bound(&observation, &spec.scenario, &spec.budgets);
+    // A handshake the backstop ended was marked where it failed.
+    let decided = rules::machine_bound(&observation, &spec.scenario, &spec.budgets);
+    observation.machine_bound = decided.or(observation.machine_bound.take());
     observation.load_avg = procfs::load_avg();
     tree::kill_all_descendants();
     send(
