@@ -7,7 +7,10 @@ pub const SUCCESS: u8 = 0;
 pub const CONFORMANCE_FAILURE: u8 = 1;
 /// A usage error (bad arguments, malformed manifest, unknown id, a server command or setup
 /// that cannot be carried out: "cannot launch …: no such file"), or a harness error for a
-/// case when nothing else failed. Neither is ever scored against a server.
+/// case when nothing else failed. Neither is ever scored against a server. Also (before a
+/// conformance failure) a run with machine-bound cases, whose verdicts the machine's load
+/// decided, not the server (named on stderr: re-run them on a quieter machine), unless
+/// `--accept-machine-bound`.
 pub const USAGE_OR_HARNESS: u8 = 2;
 /// Interrupted (SIGINT, SIGTERM, SIGHUP); every server and descendant was stopped first.
 pub const INTERRUPTED: u8 = 130;

@@ -71,6 +71,21 @@ pub fn result(server: &str, scenario: &str, stage: Stage, exit_ms: f64) -> Judge
     r
 }
 
+/// An EOF exit at 8 s of wall time, 7.6 s of it waiting for a CPU: a pass on its own time
+/// that the machine's load decided (machine-bound).
+pub fn machine_bound(server: &str) -> JudgedCase {
+    let mut r = result(server, "close", Stage::Eof, 8_050.0);
+    r.observation.runqueue_ms = Some(7_600.0);
+    r.observation.steps = steps(&r, 1);
+    let id = &r.observation.scenario;
+    let plan = scenarios::build(id, &Budgets::default(), &Profiles::bundled()).expect("built");
+    r.observation.machine_bound =
+        crate::rules::machine_bound(&r.observation, &plan, &Budgets::default());
+    assert!(r.observation.machine_bound.is_some(), "machine-bound");
+    r.checks = Catalogue::bundled().judge(&r.observation, &plan, &Budgets::default(), rev(SPEC));
+    r
+}
+
 /// The first `upto` planned steps of a case, as if recorded at their planned times.
 fn steps(r: &JudgedCase, upto: usize) -> Vec<StepRecord> {
     let mut at = 0.0;
@@ -79,10 +94,7 @@ fn steps(r: &JudgedCase, upto: usize) -> Vec<StepRecord> {
         .flat_map(|l| &l.steps)
         .take(upto)
         .map(|st| {
-            let rec = StepRecord {
-                action: st.action,
-                at_ms: at,
-            };
+            let rec = StepRecord::new(st.action, at);
             at += st.wait_ms as f64;
             rec
         })

@@ -232,6 +232,10 @@ pub struct RunOpts {
     /// distribution and exit-latency percentiles, and marks it flaky when runs disagree.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
+    /// Score machine-bound cases (the machine, not the server, decided them: see the book's
+    /// machine-bound page) like any other instead of exiting 2 and naming them.
+    #[arg(long)]
+    pub accept_machine_bound: bool,
     /// Override the prompt budget (ms) for every server.
     #[arg(long, value_name = "MS")]
     pub prompt_ms: Option<u64>,

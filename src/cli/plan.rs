@@ -23,6 +23,8 @@ pub struct RunPlan {
     pub overrides: BudgetOverrides,
     pub jobs: usize,
     pub repeat: usize,
+    /// Machine-bound cases are scored like others (else the run exits 2 naming them).
+    pub accept_machine_bound: bool,
     pub format: Format,
     pub pruned: bool,
     pub outputs: Vec<(PathBuf, Format)>,
@@ -220,6 +222,7 @@ pub fn plan(
         },
         jobs: opts.jobs,
         repeat: opts.repeat as usize,
+        accept_machine_bound: opts.accept_machine_bound,
         format: opts.format,
         pruned: opts.pruned,
         outputs: outputs(opts)?,

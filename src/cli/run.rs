@@ -96,7 +96,32 @@ pub fn execute_with(
     for line in no_verdict_lines(&report) {
         eprintln!("mcp-shutdown: {line}");
     }
-    Ok(ExitCode::from(exit_code(&report, failed)))
+    let bound = machine_bound_lines(&report);
+    if !plan.accept_machine_bound {
+        for line in &bound {
+            eprintln!("mcp-shutdown: {line}");
+        }
+    }
+    let bound = !bound.is_empty() && !plan.accept_machine_bound;
+    Ok(ExitCode::from(exit_code(&report, failed, bound)))
+}
+
+/// One line per machine-bound case: the machine's load, not the server, decided it.
+fn machine_bound_lines(report: &Report) -> Vec<String> {
+    report
+        .results
+        .iter()
+        .filter(|r| r.is_machine_bound())
+        .filter_map(|r| {
+            let m = r.machine_bound.as_ref()?;
+            Some(format!(
+                "machine-bound (re-run on a quieter machine, or --accept-machine-bound): {} × {}: {}",
+                r.server,
+                r.scenario,
+                crate::render::present::machine_bound(m)
+            ))
+        })
+        .collect()
 }
 
 /// The cases whose error is `owner`'s.
@@ -140,9 +165,10 @@ fn no_verdict_lines(report: &Report) -> Vec<String> {
 
 /// The run's exit code: a usage error first (the run did not do what was asked), then a
 /// conformance failure, then a harness error (a case the suite failed to run, when nothing
-/// else failed), else success.
-fn exit_code(report: &Report, failed: bool) -> u8 {
-    if owned_by(report, Owner::Usage).next().is_some() {
+/// else failed), else success. Machine-bound cases not accepted (`bound`) come before a
+/// conformance failure: such a run has no verdict to give.
+fn exit_code(report: &Report, failed: bool, bound: bool) -> u8 {
+    if owned_by(report, Owner::Usage).next().is_some() || bound {
         exit_codes::USAGE_OR_HARNESS
     } else if failed {
         exit_codes::CONFORMANCE_FAILURE
@@ -183,11 +209,24 @@ mod tests {
             ),
             result("ok", "close", crate::model::Stage::Eof, 5.0),
         ]);
-        assert_eq!(exit_code(&rep, true), exit_codes::USAGE_OR_HARNESS);
+        assert_eq!(exit_code(&rep, true, false), exit_codes::USAGE_OR_HARNESS);
         assert_eq!(
             no_verdict_lines(&rep),
             ["server `typo`: cannot launch `nodee`: no such file (cwd /w) (a usage error)"]
         );
+    }
+
+    #[test]
+    fn machine_bound_cases_exit_2_and_are_named() {
+        let rep = report_of(vec![
+            crate::test_support::machine_bound("busy"),
+            result("ok", "close", crate::model::Stage::Eof, 5.0),
+        ]);
+        let lines = machine_bound_lines(&rep);
+        assert_eq!(lines.len(), 1);
+        assert!(lines[0].contains("busy × close"), "{lines:?}");
+        assert_eq!(exit_code(&rep, true, true), exit_codes::USAGE_OR_HARNESS);
+        assert_eq!(exit_code(&rep, false, false), exit_codes::SUCCESS);
     }
 
     #[test]
@@ -196,15 +235,18 @@ mod tests {
             with_error("s", ErrorKind::Harness, "cannot start the supervisor"),
             result("ok", "close", crate::model::Stage::Eof, 5.0),
         ]);
-        assert_eq!(exit_code(&rep, false), exit_codes::USAGE_OR_HARNESS);
-        assert_eq!(exit_code(&rep, true), exit_codes::CONFORMANCE_FAILURE);
+        assert_eq!(exit_code(&rep, false, false), exit_codes::USAGE_OR_HARNESS);
+        assert_eq!(
+            exit_code(&rep, true, false),
+            exit_codes::CONFORMANCE_FAILURE
+        );
         assert!(no_verdict_lines(&rep)[0].starts_with("harness error in s × close (not scored)"));
         // The server's own failures and attacks are findings, not errors of the run.
         let rep = report_of(vec![
             with_error("s", ErrorKind::HandshakeTimeout, "no answer"),
             with_error("t", ErrorKind::AncestorSignalled, "killed its supervisor"),
         ]);
-        assert_eq!(exit_code(&rep, false), exit_codes::SUCCESS);
+        assert_eq!(exit_code(&rep, false, false), exit_codes::SUCCESS);
         assert!(no_verdict_lines(&rep).is_empty());
     }
 }

@@ -124,6 +124,59 @@ pub struct StepRecord {
     pub action: Action,
     /// Milliseconds after the first action (the trigger).
     pub at_ms: f64,
+    /// The wait after this action (until the next one or the exit): the server's own time
+    /// the ladder counted in it, and its tree's run-queue time (reports before they were
+    /// recorded: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runqueue_ms: Option<f64>,
+}
+
+impl StepRecord {
+    pub fn new(action: Action, at_ms: f64) -> Self {
+        Self {
+            action,
+            at_ms,
+            own_ms: None,
+            runqueue_ms: None,
+        }
+    }
+}
+
+/// What decided a machine-bound verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Decisive {
+    /// A step's wait ran out and the ladder went on to the next: had the server not waited
+    /// for a CPU, it would have exited within that wait's budget of its own time.
+    Escalation,
+    /// It exited within the prompt budget of its own time but after it in wall time: the
+    /// pass rests on the time it waited for a CPU being taken off.
+    Prompt,
+    /// The handshake's wait ended on its wall-clock backstop before the server had the
+    /// handshake budget of its own time: its timeout is the machine's.
+    Handshake,
+}
+
+/// The machine, not the server, decided this case: the time its tree waited for a CPU in
+/// the decisive window outlasted what separated its own time from the budget. Such a
+/// verdict is never published as the server's: it is to be re-run on a quieter machine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MachineBound {
+    pub decided_by: Decisive,
+    /// The window starts at this action (`steps[step]`) and ends at the exit, or at the
+    /// next action when the server did not exit; for the handshake, at the launch (no
+    /// action).
+    pub step: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<Action>,
+    /// Wall length of the window, the server's own time in it and its tree's run-queue time.
+    pub wall_ms: f64,
+    pub own_ms: f64,
+    pub runqueue_ms: f64,
+    /// The budget the window was judged against (the step's wait, or the prompt budget).
+    pub budget_ms: u64,
 }
 
 /// A process the server left behind, and who started it.
@@ -397,6 +450,13 @@ pub struct Observation {
     /// Forks the per-case process limit refused (a fork storm).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub limit_hits: u64,
+    /// Set when the machine, not the server, decided the verdict (see [`MachineBound`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_bound: Option<MachineBound>,
+    /// The machine's 1-minute load average when the case ended (`/proc/loadavg`), so that
+    /// every published cell can say how loaded the machine was; never judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_avg: Option<f64>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -428,6 +488,8 @@ impl Observation {
             note: None,
             stderr_bytes: 0,
             limit_hits: 0,
+            machine_bound: None,
+            load_avg: None,
         }
     }
 

@@ -272,6 +272,9 @@ pub struct RunOutcome {
     /// Wall time of the run (launch to clean-up), for benchmarks; never judged.
     #[serde(default)]
     pub wall_ms: f64,
+    /// The machine, not the server, decided this run (see `MachineBound`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub machine_bound: bool,
 }
 
 /// Exit-latency percentiles (nearest rank), in milliseconds.
@@ -310,6 +313,12 @@ impl JudgedCase {
             }
         }
         self.not_testable = Some(why);
+    }
+
+    /// The machine, not the server, decided this case (see `MachineBound`): a case without
+    /// a verdict that is the server's is never machine-bound.
+    pub fn is_machine_bound(&self) -> bool {
+        self.machine_bound.is_some() && self.owner().is_none_or(Owner::is_scored)
     }
 
     /// Whose it is that this case has no verdict (a not-testable mark first, then its error),

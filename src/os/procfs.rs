@@ -166,6 +166,24 @@ pub fn process_busy_ns(pid: i32) -> u64 {
         .sum()
 }
 
+/// Is some thread of this process running, runnable or in uninterruptible sleep? A thread
+/// waiting for a CPU shows no new CPU time and no new run-queue time until it gets the CPU
+/// (the kernel adds the wait then), so a slice of it reads like an idle one: only its state
+/// tells it apart.
+pub fn process_runnable(pid: i32) -> bool {
+    tasks(pid).iter().any(|&t| task_busy(pid, t))
+}
+
+/// The machine's 1-minute load average (`/proc/loadavg`).
+pub fn load_avg() -> Option<f64> {
+    fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
 /// One reading of a process tree.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TreeReading {

@@ -110,6 +110,7 @@ pub fn badge_in(report: &Report, server: &str, scope: Scope) -> Option<Badge> {
         .iter()
         .flat_map(|r| r.checks.iter().map(move |c| (*r, c)))
         .filter(|(_, c)| c.level.is_scored() && c.status != Status::Skipped)
+        .filter(|(r, _)| !r.is_machine_bound())
         .collect();
     let passed = scored
         .iter()
@@ -159,6 +160,12 @@ pub fn badge_in(report: &Report, server: &str, scope: Scope) -> Option<Badge> {
         (false, c) => (c, message),
         (true, Color::Green) => (Color::Yellow, "flaky".to_string()),
         (true, c) => (c, format!("flaky: {message}")),
+    };
+    // The machine's load decided a case: unless the server failed elsewhere, nothing of it
+    // is shown as a verdict.
+    let (color, message) = match results.iter().any(|r| r.is_machine_bound()) {
+        true if color != Color::Red => (Color::Grey, present::RE_RUN.to_string()),
+        _ => (color, message),
     };
     Some(Badge {
         server: server.to_string(),
@@ -280,6 +287,26 @@ mod tests {
             .into_iter()
             .map(|b| (b.server, b.color, b.message))
             .collect()
+    }
+
+    #[test]
+    fn a_machine_bound_case_shows_re_run_unless_the_server_failed_elsewhere() {
+        let r = fixture::report_of(vec![
+            fixture::machine_bound("s"),
+            fixture::result("s", "sigterm", Stage::Sigterm, 12.0),
+        ]);
+        let b = badge(&r, "s").unwrap();
+        assert_eq!((b.color, b.message.as_str()), (Color::Grey, "re-run"));
+        // A MUST missed elsewhere is the server's verdict however loaded the machine was.
+        let mut failed = fixture::result("s", "sigterm", Stage::Sigterm, 12.0);
+        let c = failed
+            .checks
+            .iter_mut()
+            .find(|c| c.level == Level::Must)
+            .unwrap();
+        c.status = crate::model::Status::Failure;
+        let r = fixture::report_of(vec![fixture::machine_bound("s"), failed]);
+        assert_eq!(badge(&r, "s").unwrap().color, Color::Red);
     }
 
     #[test]

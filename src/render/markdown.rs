@@ -299,6 +299,12 @@ fn findings(report: &Report) -> Vec<(u8, String)> {
                 format!("🎲 {who} is flaky: {}", escape_message(&line)),
             ));
         }
+        if let Some(line) = super::present::machine_bound_of(r) {
+            found.push((
+                rank(r.verdict()),
+                format!("🔁 {who}: {}", escape_message(&line)),
+            ));
+        }
         // The leak rule's message already names them.
         let named = r
             .checks

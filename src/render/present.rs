@@ -6,9 +6,13 @@ use std::collections::BTreeMap;
 pub use crate::rules::repeat::distribution;
 
 use crate::model::{
-    group_leftovers, Action, Basis, ErrorKind, JudgedCase, Level, Owner, ProcState, Report,
-    Revision, ScenarioId, Status, Target,
+    group_leftovers, Action, Basis, Decisive, ErrorKind, JudgedCase, Level, MachineBound, Owner,
+    ProcState, Report, Revision, ScenarioId, Status, Target,
 };
+
+/// What every format shows instead of a machine-bound case's verdict (and the census site
+/// and badges instead of a server's, unless it failed elsewhere).
+pub const RE_RUN: &str = "re-run";
 
 /// Milliseconds as shown to people: whole numbers.
 pub fn ms(v: f64) -> String {
@@ -18,8 +22,41 @@ pub fn ms(v: f64) -> String {
 /// A case's verdict, or `None` when it has none that is the server's: it ran but could not
 /// be judged (a listing's launch, credentials), or could not run for the user's or the
 /// harness's fault.
+/// A machine-bound case has none either: the machine's load decided it.
 pub fn judged(r: &JudgedCase) -> Option<Status> {
-    r.owner().is_none_or(Owner::is_scored).then(|| r.verdict())
+    (r.owner().is_none_or(Owner::is_scored) && !r.is_machine_bound()).then(|| r.verdict())
+}
+
+/// Why the machine, not the server, decided a case, in one sentence.
+pub fn machine_bound(m: &MachineBound) -> String {
+    let from = m.action.as_ref().map_or("the launch".into(), action_label);
+    let (wall, own, queued, budget) = (
+        ms(m.wall_ms),
+        ms(m.own_ms),
+        ms(m.runqueue_ms),
+        ms(m.budget_ms as f64),
+    );
+    match m.decided_by {
+        Decisive::Escalation => format!(
+            "after {from} it waited {queued} for a CPU in {wall}, and took {own} of its own \
+             time, within the {budget} wait: the machine's load, not the server, led to the next step"
+        ),
+        Decisive::Prompt => format!(
+            "exited {wall} after {from}, {queued} of it waiting for a CPU: {own} of its own time \
+             is within the {budget} prompt budget only because that wait is taken off"
+        ),
+        Decisive::Handshake => format!(
+            "no answer to the handshake in {wall} after {from}, {queued} of it waiting for a \
+             CPU: the wall-clock backstop ended the wait after {own} of its own time, short of \
+             the {budget} handshake budget"
+        ),
+    }
+}
+
+/// "machine-bound (re-run): …" for a machine-bound case.
+pub fn machine_bound_of(r: &JudgedCase) -> Option<String> {
+    let m = r.machine_bound.as_ref().filter(|_| r.is_machine_bound())?;
+    Some(format!("machine-bound ({RE_RUN}): {}", machine_bound(m)))
 }
 
 /// How a rule's quote is introduced: the spec's requirement where the revision states the
@@ -78,6 +115,11 @@ pub fn not_testable(r: &JudgedCase) -> Option<String> {
 pub fn outcome(r: &JudgedCase) -> String {
     if let Some(s) = not_testable(r) {
         return s;
+    }
+    if r.is_machine_bound() {
+        let mut r = r.clone();
+        r.machine_bound = None;
+        return format!("{RE_RUN}: {}", outcome(&r));
     }
     if let Some(rep) = &r.repeat {
         if rep.flaky {
@@ -211,6 +253,9 @@ pub fn actual(r: &JudgedCase) -> String {
     }
     if let Some(s) = r.exit_status {
         parts.push(s.to_string());
+    }
+    if let Some(m) = machine_bound_of(r) {
+        parts.push(m);
     }
     parts.join(", ")
 }

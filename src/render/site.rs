@@ -9,7 +9,7 @@ use askama::Template;
 
 use super::badge::{self, Badge, Scope};
 use super::hosts::{self, Cell as HostCell};
-use super::present::{axes, could_not_run, judged, main_owner, visible};
+use super::present::{axes, could_not_run, judged, main_owner, visible, RE_RUN};
 use crate::model::{
     Ending, ErrorKind, JudgedCase, NotTestableReason, Owner, Report, ScenarioId, ServerInfo, Status,
 };
@@ -20,6 +20,9 @@ pub enum Worst {
     Success,
     Warning,
     Failure,
+    /// The machine's load, not the server, decided a case and nothing else failed: shown as
+    /// "re-run", never as a verdict.
+    ReRun,
     /// It ran but could not be judged (a listing whose launch command is not in its package,
     /// a server that needs real credentials): reported, not judged, counted apart.
     NotTestable(Owner),
@@ -33,6 +36,7 @@ impl Worst {
             Worst::Success => "SUCCESS".into(),
             Worst::Warning => "WARNING".into(),
             Worst::Failure => "FAILURE".into(),
+            Worst::ReRun => format!("{RE_RUN} (machine-bound)"),
             Worst::NotTestable(o) => format!("not testable: {}", not_testable_label(o)),
             Worst::CouldNotRun(o) => could_not_run(o),
         }
@@ -45,6 +49,7 @@ impl Worst {
             Worst::Success => 0,
             Worst::Warning => 1,
             Worst::Failure => 2,
+            Worst::ReRun => 5,
             Worst::NotTestable(o) => 10 + owner(o),
             Worst::CouldNotRun(o) => 20 + owner(o),
         }
@@ -55,7 +60,7 @@ impl Worst {
             Worst::Success => "ok",
             Worst::Warning => "warn",
             Worst::Failure => "fail",
-            Worst::NotTestable(_) | Worst::CouldNotRun(_) => "skip",
+            Worst::ReRun | Worst::NotTestable(_) | Worst::CouldNotRun(_) => "skip",
         }
     }
 }
@@ -87,11 +92,17 @@ pub fn worst(cases: &[&JudgedCase]) -> Worst {
             .is_some_and(|e| e.kind != ErrorKind::AncestorSignalled)
     };
     if !sessions.is_empty() && sessions.iter().all(could_not_run) {
+        // A handshake the machine's load timed out is not the server's failing to start.
+        if sessions.iter().any(|r| r.is_machine_bound()) {
+            return Worst::ReRun;
+        }
         return Worst::CouldNotRun(main_owner(sessions).unwrap_or(Owner::Server));
     }
     let statuses: Vec<Status> = cases.iter().filter_map(|r| judged(r)).collect();
     if statuses.contains(&Status::Failure) {
         Worst::Failure
+    } else if cases.iter().any(|r| r.is_machine_bound()) {
+        Worst::ReRun
     } else if statuses.contains(&Status::Warning) {
         Worst::Warning
     } else {
@@ -437,6 +448,37 @@ mod tests {
         assert_eq!(rows[1].hosts[0].as_ref().unwrap().0, "10.0 s, SIGTERM");
         assert_eq!(rows[2].worst, Worst::NotTestable(Owner::Credentials));
         assert_eq!(rows[2].hosts[0].as_ref().unwrap().0, "needs credentials");
+    }
+
+    #[test]
+    fn a_machine_bound_case_is_never_a_servers_verdict() {
+        let bound = crate::test_support::machine_bound("m");
+        assert_eq!(worst(&[&bound]), Worst::ReRun);
+        assert_eq!(Worst::ReRun.label(), "re-run (machine-bound)");
+        assert_eq!(judged(&bound), None);
+        let cell = super::super::present::outcome(&bound);
+        assert!(cell.starts_with("re-run: eof"), "{cell}");
+        let line = super::super::present::machine_bound_of(&bound).unwrap();
+        assert!(line.contains("7600 ms of it waiting for a CPU"), "{line}");
+        // A handshake timeout the wall-clock backstop decided: re-run, not "could not run".
+        use crate::model::{CaseError, Decisive, ErrorKind, MachineBound};
+        let mut timed_out = result("m", "close", Stage::Eof, 3.0);
+        timed_out.observation.error = Some(CaseError {
+            kind: ErrorKind::HandshakeTimeout,
+            message: "no answer".into(),
+        });
+        timed_out.observation.machine_bound = Some(MachineBound {
+            decided_by: Decisive::Handshake,
+            step: 0,
+            action: None,
+            wall_ms: 155_000.0,
+            own_ms: 9_000.0,
+            runqueue_ms: 146_000.0,
+            budget_ms: 30_000,
+        });
+        assert_eq!(worst(&[&timed_out]), Worst::ReRun);
+        let line = super::super::present::machine_bound_of(&timed_out).unwrap();
+        assert!(line.contains("after the launch"), "{line}");
     }
 
     #[test]

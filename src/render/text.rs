@@ -143,6 +143,9 @@ fn findings(report: &Report, out: &mut String) {
         if let Some(line) = runs_line(r).filter(|_| r.repeat.as_ref().is_some_and(|x| x.flaky)) {
             let _ = writeln!(out, "FLAKY    {} {}: {line}", r.server, r.scenario);
         }
+        if let Some(line) = super::present::machine_bound_of(r) {
+            let _ = writeln!(out, "RE-RUN   {} {}: {line}", r.server, r.scenario);
+        }
         for line in leftovers(r) {
             let _ = writeln!(out, "LEFTOVER {} {}: {line}", r.server, r.scenario);
         }

@@ -27,6 +27,7 @@ fn outcome(r: &JudgedCase) -> RunOutcome {
         checks: r.checks.iter().map(|c| (c.id, c.status)).collect(),
         leftovers: r.leftover_count() as usize,
         wall_ms: r.wall_ms,
+        machine_bound: r.machine_bound.is_some(),
     }
 }
 
@@ -124,6 +125,11 @@ pub fn aggregate(mut runs: Vec<JudgedCase>) -> JudgedCase {
         seen.sort_by_key(|(s, _)| std::cmp::Reverse(badness(**s)));
         let split: Vec<String> = seen.iter().map(|(s, k)| format!("{s} {k}/{n}")).collect();
         c.message = format!("flaky ({}): {}", split.join(", "), c.message);
+    }
+    // A run the machine decided taints the distribution: the case is machine-bound if any
+    // run was (with the first such run's window when the worst run was not).
+    if case.machine_bound.is_none() {
+        case.machine_bound = others.iter().find_map(|r| r.machine_bound.clone());
     }
     let flaky = !flips.is_empty();
     let repeat = Repeat {

@@ -112,7 +112,8 @@ pub fn main(mode: ClientMode, tty: Option<&Path>) -> i32 {
             let stdout = run.stdout_record();
             send(&mut out, &ClientEvent::Ready { handshake, stdout });
         }
-        Err(error) => {
+        // The stand-in client reports the error only (its supervisor judges the rest).
+        Err((error, _)) => {
             let stdout = run.stdout_record();
             send(&mut out, &ClientEvent::Failed { error, stdout });
             // Leave the server to the supervisor, which kills the whole tree.

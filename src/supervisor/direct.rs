@@ -102,9 +102,10 @@ fn start(
     if !spec.scenario.stdin_null {
         match handshake(&mut run, spec.protocol, &spec.budgets) {
             Ok(h) => result.handshake = Some(h),
-            Err(e) => {
+            Err((e, bound)) => {
                 link.free_cpu();
                 result.error = Some(tap.explain(e));
+                result.machine_bound = bound;
                 finish(result, &run.stdout_record(), tap, &[], &[]);
                 return None;
             }

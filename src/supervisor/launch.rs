@@ -13,14 +13,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::exits_unless_idle;
-use super::ladder::wall_cap_ms;
+use super::ladder::{self, wall_cap_ms};
 use super::link::spawn_guard;
 use crate::config::manifest::{Launch, Protocol};
 use crate::mcp::handshake::{handshake as mcp_handshake, Deadline, HandshakeFailure, Peer};
 use crate::mcp::wire::{read_stdout, WireEvent};
 use crate::model::{
-    Budgets, CaseError, ErrorKind, ExitStatus, GroupKind, HandshakeInfo, Plumbing, StdioKind,
-    StdoutRecord, Via,
+    Budgets, CaseError, Decisive, ErrorKind, ExitStatus, GroupKind, HandshakeInfo, MachineBound,
+    Plumbing, StdioKind, StdoutRecord, Via,
 };
 use crate::os::fdio::{self, Flusher, Tail};
 use crate::os::procfs::{TreeReading, TreeSampler};
@@ -139,7 +139,7 @@ impl<'a> OwnTime<'a> {
             last_ns: now,
             last,
             last_bytes: stdout_bytes(record),
-            own_ns: wall - last.queued_ns.min(wall),
+            own_ns: ladder::own_after(0, wall, last.queued_ns),
         }
     }
 }
@@ -155,9 +155,10 @@ impl Deadline for OwnTime<'_> {
         let bytes = stdout_bytes(self.record);
         let wall = now.saturating_sub(self.last_ns);
         let queued = r.queued_ns.saturating_sub(self.last.queued_ns);
-        if bytes == self.last_bytes && self.stdout.unread() == 0 {
-            self.own_ns += wall - queued.min(wall);
-        }
+        // A slice it spent talking is not counted; queueing reported late still gives back
+        // own time counted before it (see `ladder::own_after`).
+        let silent = bytes == self.last_bytes && self.stdout.unread() == 0;
+        self.own_ns = ladder::own_after(self.own_ns, if silent { wall } else { 0 }, queued);
         (self.last_ns, self.last, self.last_bytes) = (now, r, bytes);
         let wall_ms = now.saturating_sub(self.start_ns) / 1_000_000;
         let spent =
@@ -167,6 +168,23 @@ impl Deadline for OwnTime<'_> {
 
     fn counted_ms(&self) -> u64 {
         self.own_ns / 1_000_000
+    }
+}
+
+impl OwnTime<'_> {
+    /// Set when the wall-clock backstop ended the wait short of the budget of own time: the
+    /// machine's load, not the server, ran the budget out.
+    fn machine_bound(&self) -> Option<MachineBound> {
+        let own_ms = self.own_ns as f64 / 1e6;
+        (own_ms < self.budget_ms as f64).then(|| MachineBound {
+            decided_by: Decisive::Handshake,
+            step: 0,
+            action: None,
+            wall_ms: self.last_ns.saturating_sub(self.start_ns) as f64 / 1e6,
+            own_ms,
+            runqueue_ms: self.last.queued_ns as f64 / 1e6,
+            budget_ms: self.budget_ms,
+        })
     }
 }
 
@@ -350,12 +368,13 @@ pub fn launch(
 }
 
 /// Runs the handshake (its budget counted in the server's own time) and, if it fails, says
-/// why in terms of what the process did.
+/// why in terms of what the process did, with the machine-bound mark of a timeout that the
+/// wall-clock backstop decided.
 pub fn handshake(
     run: &mut Running,
     protocol: Protocol,
     budgets: &Budgets,
-) -> Result<HandshakeInfo, CaseError> {
+) -> Result<HandshakeInfo, (CaseError, Option<MachineBound>)> {
     let stdin = run.stdin.as_mut().expect("stdin open during handshake");
     let mut deadline = OwnTime::new(
         &mut run.sampler,
@@ -367,6 +386,9 @@ pub fn handshake(
         Ok(info) => return Ok(info),
         Err(f) => f,
     };
+    let bound = matches!(failure, HandshakeFailure::Timeout { .. })
+        .then(|| deadline.machine_bound())
+        .flatten();
     // A crash shows up as closed stdout or a failed write; give the exit time to land.
     let exited = match failure {
         HandshakeFailure::Timeout { .. } => run.pidfd.has_exited(),
@@ -396,5 +418,6 @@ pub fn handshake(
     } else if record.bytes == 0 {
         message.push_str("; it wrote nothing to stdout");
     }
-    Err(CaseError { kind, message })
+    let bound = bound.filter(|_| kind == ErrorKind::HandshakeTimeout);
+    Err((CaseError { kind, message }, bound))
 }

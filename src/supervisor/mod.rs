@@ -34,6 +34,7 @@ use std::time::Duration;
 use crate::exit_codes;
 use crate::model::{Driver, Leftover, Observation, StdoutRecord, MAX_LEFTOVERS};
 use crate::os::{mono_ns, procfs, signals, tree, Pidfd, ProcInfo};
+use crate::rules;
 use link::{abort, say_err, Link};
 use protocol::{recv, send, CaseSpec, FromSupervisor, ToSupervisor};
 
@@ -69,8 +70,10 @@ fn settle_descendants(prompt_ms: u64, except: &[i32]) -> Vec<ProcInfo> {
             .filter_map(|(pid, ns)| Some(ns.saturating_sub(*last.get(pid)?)))
             .sum();
         let slice = now - last_ns;
-        // Idle: less than 5 % of the slice used or queued, as the ladder judges idleness.
-        if used * 20 <= slice {
+        // Idle: less than 5 % of the slice used or queued, as the ladder judges idleness,
+        // and nothing runnable now (a wait for a CPU is reported only once it is over).
+        let runnable = live.iter().any(|p| procfs::process_runnable(p.pid));
+        if used * 20 <= slice && !runnable {
             idle_ns += slice;
         }
         if live.is_empty() || idle_ns >= prompt_ms * MS || now >= cap {
@@ -97,7 +100,7 @@ fn exits_unless_idle(process: &Pidfd, idle_ms: u64) -> bool {
         }
         let (now, busy) = (mono_ns(), procfs::process_busy_ns(process.pid()));
         let slice = now - last_ns;
-        if busy.saturating_sub(last) * 20 <= slice {
+        if busy.saturating_sub(last) * 20 <= slice && !procfs::process_runnable(process.pid()) {
             idle_ns += slice;
         }
         if idle_ns >= idle_ms * MS || now >= cap {
@@ -209,10 +212,14 @@ pub fn main(helper: &Path) -> i32 {
     }
     link::set_deadline(spec.deadline_ms());
     link::watch_deadline();
-    let observation = match spec.scenario.driver {
+    let mut observation = match spec.scenario.driver {
         Driver::Direct => direct::run(&spec, &link),
         Driver::Client | Driver::Terminal => via_client::run(&spec, helper, &link),
     };
+    // A handshake the backstop ended was marked where it failed.
+    let decided = rules::machine_bound(&observation, &spec.scenario, &spec.budgets);
+    observation.machine_bound = decided.or(observation.machine_bound.take());
+    observation.load_avg = procfs::load_avg();
     tree::kill_all_descendants();
     send(
         &mut std::io::stdout().lock(),
