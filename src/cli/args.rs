@@ -72,8 +72,19 @@ pub enum Cmd {
         #[arg(long, value_name = "REV")]
         spec: Option<String>,
     },
+    /// Measure real hosts: install them, drive every quit path, write measured profiles.
+    Host {
+        #[command(subcommand)]
+        action: crate::cli::host::HostCmd,
+    },
     #[command(name = "__case", hide = true)]
     Case,
+    /// The recording MCP server that host measurements launch.
+    #[command(name = "__recorder", hide = true)]
+    Recorder {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     #[command(name = "__client", hide = true)]
     Client {
         mode: ClientMode,

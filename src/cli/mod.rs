@@ -3,6 +3,7 @@
 
 pub mod args;
 mod census;
+pub mod host;
 pub mod plan;
 mod run;
 mod sdk;
@@ -35,6 +36,8 @@ pub fn run() -> Result<ExitCode, Error> {
             mode,
             tty.as_deref(),
         ) as u8)),
+        Cmd::Recorder { args } => Ok(ExitCode::from(crate::os::recorder::main(&args) as u8)),
+        Cmd::Host { action } => host::run(action),
         Cmd::Rules { spec } => rules(spec.as_deref()),
         Cmd::Report { action } => report(action),
         Cmd::Diff { old, new } => {
