@@ -28,6 +28,9 @@ pub enum Error {
     /// A bad `--sdk` argument, kit file or registry listing.
     #[error(transparent)]
     Kit(#[from] crate::kits::KitError),
+    /// A host that cannot be installed, found or measured.
+    #[error(transparent)]
+    Host(#[from] crate::hosts::HostError),
     /// A command line that asks for something impossible.
     #[error("{0}")]
     Usage(String),
