@@ -40,6 +40,9 @@ pub struct RunFacts {
     pub events: Vec<Event>,
     /// The host's pid (the process the user quits).
     pub host_pid: i32,
+    /// The host and its descendants when the server had started (a Node wrapper's native
+    /// binary is the host too).
+    pub host_tree: Vec<i32>,
     /// When the quit was triggered (typed, hung up, signalled; for a one-shot command, the
     /// server's last reply).
     pub trigger_ns: u64,
@@ -47,6 +50,9 @@ pub struct RunFacts {
     pub server_death_ns: Option<u64>,
     pub child_death_ns: Option<u64>,
     pub grandchild_death_ns: Option<u64>,
+    /// The server's parent (when it is not the host) was still alive after the host
+    /// exited: a daemon of the host's, not a wrapper's binary that died with it.
+    pub parent_outlived_host: bool,
     /// Seconds the measurement kept watching after the host exited.
     pub walk_window_s: f64,
 }
@@ -104,9 +110,9 @@ fn near(events: &[Event], role: &str, signo: u64, t: u64) -> bool {
     })
 }
 
-fn sender(e: &Event, host_pid: i32) -> String {
+fn sender(e: &Event, host: &[i32]) -> String {
     let pid = e.raw["si_pid"].as_i64().unwrap_or(-1) as i32;
-    if pid == host_pid {
+    if host.contains(&pid) {
         return "host".into();
     }
     if pid == 0 {
@@ -118,7 +124,7 @@ fn sender(e: &Event, host_pid: i32) -> String {
     }
 }
 
-fn plumbing(events: &[Event], host_pid: i32) -> Plumbing {
+fn plumbing(events: &[Event], host: &[i32], parent_outlived: bool) -> Plumbing {
     let Some(s) = first(events, "server", "start") else {
         return Plumbing::default();
     };
@@ -140,7 +146,7 @@ fn plumbing(events: &[Event], host_pid: i32) -> Plumbing {
     let ppid = r["ppid"].as_i64().unwrap_or(-1) as i32;
     let via = if r["via_shell"].as_bool() == Some(true) {
         "shell".to_string()
-    } else if ppid != host_pid {
+    } else if !host.contains(&ppid) || (ppid != host[host.len() - 1] && parent_outlived) {
         format!("daemon:{}", r["parent_comm"].as_str().unwrap_or("?"))
     } else {
         "direct".to_string()
@@ -157,6 +163,8 @@ fn plumbing(events: &[Event], host_pid: i32) -> Plumbing {
 pub fn read_run(f: &RunFacts) -> RunReading {
     let ev = &f.events;
     let started = first(ev, "server", "start").is_some();
+    let mut host = f.host_tree.clone();
+    host.push(f.host_pid);
     let mut out: Vec<Delivery> = Vec::new();
     let t0 = f.trigger_ns;
     for e in ev.iter().filter(|e| e.t_ns >= t0) {
@@ -193,7 +201,7 @@ pub fn read_run(f: &RunFacts) -> RunReading {
                 out.push(Delivery {
                     action: name,
                     to: to.into(),
-                    from: sender(e, f.host_pid),
+                    from: sender(e, &host),
                     at_ms: ms(t0, e.t_ns),
                 });
             }
@@ -228,7 +236,7 @@ pub fn read_run(f: &RunFacts) -> RunReading {
     }
     let host_exit_ms = f.host_exit_ns.map(|h| ms(t0, h));
     let reparented = first(ev, "server", "reparented");
-    let plumb = plumbing(ev, f.host_pid);
+    let plumb = plumbing(ev, &host, f.parent_outlived_host);
     let walked_away = if !started || f.server_death_ns.is_some() {
         None
     } else if plumb.via.starts_with("daemon:") {
@@ -253,10 +261,41 @@ pub fn read_run(f: &RunFacts) -> RunReading {
     RunReading {
         started,
         plumbing: plumb,
-        deliveries: out,
+        deliveries: canonical(out),
         host_exit_ms,
         walked_away,
     }
+}
+
+/// Deliveries this close together happened at once: their order is not observable.
+const AT_ONCE_MS: f64 = 2.0;
+
+fn rank(action: &str) -> u8 {
+    match action {
+        "sigkill" => 0,
+        "sigterm" => 1,
+        "sigint" => 2,
+        "sighup" => 3,
+        "sigquit" => 4,
+        "close-stdin" => 5,
+        "close-pipes" => 6,
+        _ => 7,
+    }
+}
+
+/// Puts deliveries that happened at once in one fixed order, so repeats compare.
+pub fn canonical(mut d: Vec<Delivery>) -> Vec<Delivery> {
+    d.sort_by(|a, b| a.at_ms.total_cmp(&b.at_ms));
+    let mut i = 0;
+    while i < d.len() {
+        let mut j = i + 1;
+        while j < d.len() && d[j].at_ms - d[i].at_ms <= AT_ONCE_MS {
+            j += 1;
+        }
+        d[i..j].sort_by_key(|x| rank(&x.action));
+        i = j;
+    }
+    d
 }
 
 /// The ladder's shape: what was done to whom, in order (the waits aside).

@@ -214,14 +214,18 @@ pub fn profiles_toml(m: &Measurement, name: &str) -> String {
         let triggers: Vec<String> = g.triggers.iter().map(|t| toml_str(t)).collect();
         let _ = writeln!(
             out,
-            "measured = {{ package = {}, version = {}, date = {}, triggers = [{}], repeats = {}, reproduces = {}, waits = {{ {} }} }}",
+            "measured = {{ package = {}, version = {}, date = {}, triggers = [{}], repeats = {}, reproduces = {}, waits = {{ {} }}{} }}",
             toml_str(&m.package),
             toml_str(&m.version),
             toml_str(&m.date),
             triggers.join(", "),
             g.repeats,
             reproduces,
-            waits.join(", ")
+            waits.join(", "),
+            match g.plumbing.via.strip_prefix("daemon:") {
+                Some(d) => format!(", daemon = {}", toml_str(d)),
+                None => String::new(),
+            }
         );
         let via = if g.plumbing.via == "shell" {
             "shell"

@@ -238,6 +238,11 @@ fn one_run(
         .find(|e| e.role == "server" && e.ev == "start")
         .map(|e| e.pid);
     let (child_pid, grand_pid) = (pid_of("child"), pid_of("grandchild"));
+    let host_tree: Vec<i32> = crate::os::procfs::descendants(host_pid)
+        .into_iter()
+        .map(|p| p.pid)
+        .filter(|p| Some(*p) != server_pid && Some(*p) != child_pid && Some(*p) != grand_pid)
+        .collect();
     let watch = |p: Option<i32>| p.and_then(hostproc::watch_death);
     let (ws, wc, wg) = (watch(server_pid), watch(child_pid), watch(grand_pid));
     let recorder_pids: Vec<i32> = [server_pid, child_pid, grand_pid]
@@ -297,6 +302,15 @@ fn one_run(
     let take =
         |rx: &Option<std::sync::mpsc::Receiver<u64>>| rx.as_ref().and_then(|r| r.try_recv().ok());
     let (child_death, grand_death) = (take(&wc), take(&wg));
+    let parent = events
+        .iter()
+        .find(|e| e.role == "server" && e.ev == "start")
+        .and_then(|e| e.raw["ppid"].as_i64())
+        .map(|p| p as i32);
+    let parent_outlived_host = host_exit_ns.is_some()
+        && parent.is_some_and(|p| {
+            p != host_pid && crate::os::procfs::proc_info(p).is_some_and(|i| !i.is_zombie())
+        });
     let after: Vec<String> = hostproc::leftovers(&marker)
         .into_iter()
         .filter(|l| !recorder_pids.contains(&l.pid) && l.pid != host_pid)
@@ -318,6 +332,8 @@ fn one_run(
     let facts = RunFacts {
         events,
         host_pid,
+        host_tree,
+        parent_outlived_host,
         trigger_ns,
         host_exit_ns,
         server_death_ns: server_death,

@@ -11,15 +11,18 @@ use rstest::rstest;
 use crate::support::{classes, run, run_with, snapshot_name};
 
 /// Every host profile, as literals (rstest needs them); tied to the catalogue below.
-const HOSTS: [&str; 10] = [
+const HOSTS: [&str; 13] = [
     "vscode",
     "codex",
+    "codex-exec",
     "zed",
     "zed-legacy",
     "goose",
     "ts-legacy",
     "continue",
     "claude-code",
+    "claude-code-terminal-closed",
+    "claude-code-sigkill",
     "claude-code-legacy",
     "claude-desktop",
 ];
@@ -30,12 +33,15 @@ fn reference_server_under_host_profile(
     #[values(
         "close:vscode",
         "close:codex",
+        "close:codex-exec",
         "close:zed",
         "close:zed-legacy",
         "close:goose",
         "close:ts-legacy",
         "close:continue",
         "close:claude-code",
+        "close:claude-code-terminal-closed",
+        "close:claude-code-sigkill",
         "close:claude-code-legacy",
         "close:claude-desktop"
     )]
