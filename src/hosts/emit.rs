@@ -106,7 +106,11 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
     let mut senders: Vec<String> = first.deliveries.iter().map(|d| d.from.clone()).collect();
     senders.sort();
     senders.dedup();
-    let mut daemons: Vec<String> = p.runs.iter().flat_map(|r| r.daemons.clone()).collect();
+    let mut daemons: Vec<String> = p
+        .runs
+        .iter()
+        .flat_map(|r| r.daemons.iter().map(|d| command_of(d)))
+        .collect();
     daemons.sort();
     daemons.dedup();
     Ok(PathLadder {
@@ -134,6 +138,9 @@ pub fn group(m: &Measurement) -> (Vec<PathLadder>, Vec<Unmeasured>) {
                     |x: &PathLadder| (x.shape.clone(), x.plumbing.clone(), x.walked_away.is_some());
                 if let Some(g) = groups.iter_mut().find(|g| key(g) == key(&l)) {
                     g.triggers.extend(l.triggers);
+                    g.daemons.extend(l.daemons);
+                    g.daemons.sort();
+                    g.daemons.dedup();
                 } else {
                     groups.push(l);
                 }
@@ -154,7 +161,21 @@ pub fn profile_id(host: &str, g: &PathLadder, quit_trigger: &str) -> String {
 }
 
 fn ms(x: f64) -> String {
-    format!("{x:.0}")
+    format!("{:.0}", x.max(0.0))
+}
+
+/// A leftover's command without its pid and temporary paths: the program's name and args.
+fn command_of(leftover: &str) -> String {
+    let cmd = leftover.split_once("): ").map_or(leftover, |(_, c)| c);
+    let mut words = cmd.split_whitespace();
+    let prog = words
+        .next()
+        .map(|p| p.rsplit('/').next().unwrap_or(p).to_string())
+        .unwrap_or_default();
+    std::iter::once(prog)
+        .chain(words.map(str::to_string))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn toml_str(s: &str) -> String {
@@ -246,7 +267,9 @@ pub fn profiles_toml(m: &Measurement, name: &str) -> String {
             let _ = writeln!(out, "abandons = true");
         }
         let mut notes = Vec::new();
-        notes.push(format!("Signals from: {}.", g.senders.join(", ")));
+        if !g.senders.is_empty() {
+            notes.push(format!("Signals from: {}.", g.senders.join(", ")));
+        }
         if let Some(d) = g.plumbing.via.strip_prefix("daemon:") {
             notes.push(format!(
                 "The server's parent is the host's daemon ({d}), not the process the user quits."

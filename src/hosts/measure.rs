@@ -23,7 +23,7 @@ const QUIT_LIMIT: Duration = Duration::from_secs(10);
 /// How long the server is watched after the host exited ("walked away" after this).
 pub const WALK_WINDOW: Duration = Duration::from_secs(3);
 /// A TUI's input is live a moment after its servers are up.
-const SETTLE: Duration = Duration::from_millis(2500);
+const SETTLE: Duration = Duration::from_millis(1500);
 
 /// One run of one path.
 #[derive(Clone, Debug, Serialize, Deserialize)]
