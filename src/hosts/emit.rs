@@ -134,8 +134,13 @@ pub fn group(m: &Measurement) -> (Vec<PathLadder>, Vec<Unmeasured>) {
     for p in &m.paths {
         match summarise(p) {
             Ok(l) => {
-                let key =
-                    |x: &PathLadder| (x.shape.clone(), x.plumbing.clone(), x.walked_away.is_some());
+                // A controlling terminal (the TUI has one, a one-shot command not) does not
+                // change the ladder.
+                let key = |x: &PathLadder| {
+                    let mut p = x.plumbing.clone();
+                    p.ctty = false;
+                    (x.shape.clone(), p, x.walked_away.is_some())
+                };
                 if let Some(g) = groups.iter_mut().find(|g| key(g) == key(&l)) {
                     g.triggers.extend(l.triggers);
                     g.daemons.extend(l.daemons);
@@ -378,4 +383,78 @@ pub fn history(ms_: &[Measurement]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hosts::analyze::{Delivery, Plumbing, RunReading};
+    use crate::hosts::measure::{Measurement, PathRuns, Run};
+
+    fn run(actions: &[(&str, f64)], ctty: bool, walked: bool) -> Run {
+        Run {
+            reading: Some(RunReading {
+                started: true,
+                plumbing: Plumbing {
+                    stdio: "socketpair".into(),
+                    group: "host".into(),
+                    via: "direct".into(),
+                    ctty,
+                },
+                deliveries: actions
+                    .iter()
+                    .map(|(a, t)| Delivery {
+                        action: (*a).into(),
+                        to: "process".into(),
+                        from: "host".into(),
+                        at_ms: *t,
+                    })
+                    .collect(),
+                host_exit_ms: Some(1.0),
+                walked_away: walked.then(|| "alive 3 s after the host exited".into()),
+            }),
+            failure: None,
+            daemons: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn paths_with_equal_ladders_share_a_profile_and_the_quit_command_names_it() {
+        let ladder = [("sigint", 10.0), ("sigterm", 110.0), ("sigkill", 510.0)];
+        let m = Measurement {
+            host: "claude-code".into(),
+            package: "@anthropic-ai/claude-code".into(),
+            version: "2.1.332".into(),
+            date: "2026-12-02".into(),
+            repeats: 2,
+            paths: vec![
+                PathRuns {
+                    trigger: "mcp-list".into(),
+                    runs: vec![run(&ladder, false, false), run(&ladder, false, false)],
+                },
+                PathRuns {
+                    trigger: "quit-command".into(),
+                    runs: vec![run(&ladder, true, false), run(&ladder, true, false)],
+                },
+                PathRuns {
+                    trigger: "sigkill".into(),
+                    runs: vec![run(
+                        &[("close-stdin", 5.0), ("stdout-closed", 6.0)],
+                        true,
+                        true,
+                    )],
+                },
+            ],
+            wall_ms: 0,
+            installed: false,
+        };
+        let toml = profiles_toml(&m, "Claude Code");
+        let parsed: toml::Value = toml::from_str(&toml).unwrap();
+        let profiles = parsed["profile"].as_array().unwrap();
+        let ids: Vec<&str> = profiles.iter().map(|p| p["id"].as_str().unwrap()).collect();
+        assert_eq!(ids, ["claude-code", "claude-code-sigkill"]);
+        assert_eq!(profiles[0]["steps"][0]["wait_ms"].as_integer(), Some(100));
+        assert_eq!(profiles[1]["steps"][0]["do"].as_str(), Some("close-pipes"));
+        assert_eq!(profiles[1]["abandons"].as_bool(), Some(true));
+    }
 }
