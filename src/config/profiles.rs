@@ -300,6 +300,34 @@ mod tests {
                     (Sigkill, Process, 2_000),
                 ],
             ),
+            // Measured (gemini-cli 0.61.0, qwen-code 0.24.4; 1 run per path).
+            (
+                "gemini-cli",
+                &[(Sigterm, Process, 36), (ClosePipes, Process, 5_000)],
+            ),
+            (
+                "gemini-cli-terminal-closed",
+                &[(Sighup, Group, 310), (ClosePipes, Process, 5_000)],
+            ),
+            ("gemini-cli-sigkill", &[(ClosePipes, Process, 5_000)]),
+            (
+                "qwen-code",
+                &[
+                    (CloseStdin, Process, 2_019),
+                    (Sigterm, Process, 58),
+                    (ClosePipes, Process, 5_000),
+                ],
+            ),
+            (
+                "qwen-code-terminal-closed",
+                &[
+                    (Sighup, Group, 18),
+                    (CloseStdin, Process, 2_098),
+                    (Sigterm, Process, 105),
+                    (ClosePipes, Process, 5_000),
+                ],
+            ),
+            ("qwen-code-sigterm", &[(Nothing, Process, 5_000)]),
             // util::process::Child::kill: kill_descendant_tree + killpg SIGKILL, synchronously in Drop.
             ("zed", &[(Sigkill, Tree, 0), (CloseStdin, Process, 2_000)]),
             // smol Child, kill_on_drop: SIGKILL to the direct child.

@@ -308,6 +308,12 @@ pub fn profiles_toml(m: &Measurement, name: &str) -> String {
                 "children" | "tree" => ", to = \"tree\"".into(),
                 t => format!(", to = \"{t}\""),
             };
+            // The other end of stdout gone (stdin closed before): a close-pipes step.
+            let action = if action == "stdout-closed" {
+                "close-pipes"
+            } else {
+                action
+            };
             let _ = writeln!(out, "  {{ do = \"{action}\"{to}, wait_ms = {wait} }},");
         }
         if g.shape.is_empty() {

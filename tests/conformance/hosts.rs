@@ -11,10 +11,16 @@ use rstest::rstest;
 use crate::support::{classes, run, run_with, snapshot_name};
 
 /// Every host profile, as literals (rstest needs them); tied to the catalogue below.
-const HOSTS: [&str; 13] = [
+const HOSTS: [&str; 19] = [
     "vscode",
     "codex",
     "codex-exec",
+    "gemini-cli",
+    "gemini-cli-terminal-closed",
+    "gemini-cli-sigkill",
+    "qwen-code",
+    "qwen-code-terminal-closed",
+    "qwen-code-sigterm",
     "zed",
     "zed-legacy",
     "goose",
@@ -34,6 +40,12 @@ fn reference_server_under_host_profile(
         "close:vscode",
         "close:codex",
         "close:codex-exec",
+        "close:gemini-cli",
+        "close:gemini-cli-terminal-closed",
+        "close:gemini-cli-sigkill",
+        "close:qwen-code",
+        "close:qwen-code-terminal-closed",
+        "close:qwen-code-sigterm",
         "close:zed",
         "close:zed-legacy",
         "close:goose",
