@@ -50,6 +50,10 @@ pub enum Cmd {
     Check {
         #[command(flatten)]
         opts: RunOpts,
+        /// Run the server under this real host (`HOST[@VERSION]`, installed into the cache)
+        /// once per quit path instead of under the harness.
+        #[arg(long, value_name = "HOST")]
+        real_host: Option<String>,
         /// The server command and its arguments.
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<String>,

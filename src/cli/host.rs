@@ -223,6 +223,30 @@ pub fn run(cmd: HostCmd) -> Result<ExitCode, Error> {
     }
 }
 
+/// `check --real-host HOST[@VERSION] -- CMD`.
+pub fn real_host(spec: &str, command: &[String]) -> Result<ExitCode, Error> {
+    let (id, wanted) = parse_spec(spec);
+    let host = find(&id)?;
+    let version = match wanted {
+        Wanted::Newest | Wanted::Exact(_) => versions(host, &wanted)?.remove(0),
+        _ => {
+            return Err(Error::Usage(
+                "--real-host takes HOST or HOST@VERSION".into(),
+            ))
+        }
+    };
+    let cache = locate::user_cache();
+    let (exe, _) = install::ensure(&cache, host.package, host.bin, &version)?;
+    let runs = crate::hosts::realhost::check(host, &exe, command)?;
+    let (text, ok) = crate::hosts::realhost::render(host.name, &version, &runs);
+    print!("{text}");
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(crate::exit_codes::CONFORMANCE_FAILURE)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

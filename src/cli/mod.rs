@@ -79,7 +79,12 @@ pub fn run() -> Result<ExitCode, Error> {
             execute(&opts, &chosen, default_baseline, sdk.untested)
         }
         Cmd::Census(args) => census::run(args),
-        Cmd::Check { opts, command } => {
+        Cmd::Check {
+            real_host: Some(host),
+            command,
+            ..
+        } => host::real_host(&host, &command),
+        Cmd::Check { opts, command, .. } => {
             let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
             let server = manifest::adhoc(&command[0], &command[1..], &cwd);
             execute(&opts, &[server], None, Vec::new())

@@ -10,6 +10,7 @@ pub mod catalogue;
 pub mod emit;
 pub mod install;
 pub mod measure;
+pub mod realhost;
 pub mod standin;
 
 use std::path::{Path, PathBuf};
