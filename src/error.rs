@@ -31,6 +31,9 @@ pub enum Error {
     /// The embedded suite could not be extracted into the user's cache.
     #[error(transparent)]
     Suite(#[from] crate::harness::locate::ExtractError),
+    /// A host that cannot be installed, found or measured.
+    #[error(transparent)]
+    Host(#[from] crate::hosts::HostError),
     /// A command line that asks for something impossible.
     #[error("{0}")]
     Usage(String),

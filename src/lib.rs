@@ -26,6 +26,7 @@ mod config;
 mod error;
 mod exit_codes;
 mod harness;
+mod hosts;
 pub mod kits;
 mod mcp;
 pub mod model;

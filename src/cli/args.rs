@@ -51,6 +51,10 @@ pub enum Cmd {
     Check {
         #[command(flatten)]
         opts: RunOpts,
+        /// Run the server under this real host (`HOST[@VERSION]`, installed into the cache)
+        /// once per quit path instead of under the harness.
+        #[arg(long, value_name = "HOST")]
+        real_host: Option<String>,
         /// The server command and its arguments.
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<String>,
@@ -73,8 +77,19 @@ pub enum Cmd {
         #[arg(long, value_name = "REV")]
         spec: Option<String>,
     },
+    /// Measure real hosts: install them, drive every quit path, write measured profiles.
+    Host {
+        #[command(subcommand)]
+        action: crate::cli::host::HostCmd,
+    },
     #[command(name = "__case", hide = true)]
     Case,
+    /// The recording MCP server that host measurements launch.
+    #[command(name = "__recorder", hide = true)]
+    Recorder {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     #[command(name = "__client", hide = true)]
     Client {
         mode: ClientMode,

@@ -3,6 +3,7 @@
 
 pub mod args;
 mod census;
+pub mod host;
 pub mod plan;
 mod run;
 mod sdk;
@@ -35,6 +36,8 @@ pub fn run() -> Result<ExitCode, Error> {
             mode,
             tty.as_deref(),
         ) as u8)),
+        Cmd::Recorder { args } => Ok(ExitCode::from(crate::os::recorder::main(&args) as u8)),
+        Cmd::Host { action } => host::run(action),
         Cmd::Rules { spec } => rules(spec.as_deref()),
         Cmd::Report { action } => report(action),
         Cmd::Diff { old, new } => {
@@ -79,7 +82,12 @@ pub fn run() -> Result<ExitCode, Error> {
             execute(&opts, &chosen, default_baseline, sdk.untested, suite)
         }
         Cmd::Census(args) => census::run(args),
-        Cmd::Check { opts, command } => {
+        Cmd::Check {
+            real_host: Some(host),
+            command,
+            ..
+        } => host::real_host(&host, &command),
+        Cmd::Check { opts, command, .. } => {
             let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
             let server = manifest::adhoc(&command[0], &command[1..], &cwd);
             execute(&opts, &[server], None, Vec::new(), None)

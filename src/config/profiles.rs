@@ -9,7 +9,7 @@ use crate::model::{
     Action, BudgetName, Budgets, Plumbing, ProfileId, ScenarioId, SignalName, Step, Target,
     UnknownId,
 };
-pub use crate::model::{ProfileBasis, ProfileInfo, ProfileKind, SourceRef};
+pub use crate::model::{MeasuredRef, ProfileBasis, ProfileInfo, ProfileKind, SourceRef};
 
 /// The profiles shipped with the suite.
 pub const BUNDLED: &str = include_str!("../../conformance/profiles.toml");
@@ -23,6 +23,8 @@ pub enum ProfileAction {
     Sigterm,
     Sigint,
     Sigkill,
+    /// SIGHUP (measured: the kernel's, when a host's terminal closes).
+    Sighup,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -47,6 +49,8 @@ pub struct Profile {
     pub source: Option<SourceRef>,
     #[serde(default)]
     pub observed: Vec<String>,
+    /// The measurement of a `basis = "measured"` profile.
+    pub measured: Option<MeasuredRef>,
     #[serde(default)]
     pub plumbing: Plumbing,
     /// Take every wait from this budget instead (only `grace_ms`).
@@ -73,6 +77,7 @@ impl Profile {
             basis: self.basis,
             source: self.source.clone(),
             observed: self.observed.clone(),
+            measured: self.measured.clone(),
             plumbing: self.plumbing,
             cap_note: self.cap_note.clone(),
             alias_of: self.alias_of.clone(),
@@ -98,6 +103,7 @@ impl Profile {
                     ProfileAction::Sigterm => signal(SignalName::Term),
                     ProfileAction::Sigint => signal(SignalName::Int),
                     ProfileAction::Sigkill => signal(SignalName::Kill),
+                    ProfileAction::Sighup => signal(SignalName::Hup),
                 };
                 let wait_ms = self.waits_from.map_or(s.wait_ms, |b| budgets.get(b));
                 Step::new(action, wait_ms)
@@ -127,7 +133,9 @@ pub enum ProfilesError {
         "profiles.toml: profile `{id}` is an alias of `{of}`, which is not a profile with steps"
     )]
     BadAlias { id: ProfileId, of: ProfileId },
-    #[error("profiles.toml: profile `{0}` has neither `source` nor `observed` for its basis")]
+    #[error(
+        "profiles.toml: profile `{0}` has no `source`, `observed` or `measured` for its basis"
+    )]
     NoBasis(ProfileId),
 }
 
@@ -155,6 +163,7 @@ impl Profiles {
             let documented = match p.basis {
                 ProfileBasis::Source => p.source.is_some(),
                 ProfileBasis::Observed => !p.observed.is_empty(),
+                ProfileBasis::Measured => p.measured.is_some(),
             };
             if !documented {
                 return Err(ProfilesError::NoBasis(p.id.clone()));
@@ -279,15 +288,46 @@ mod tests {
                     (Sigkill, Tree, 2_000),
                 ],
             ),
-            // stdio_server_launcher.rs: killpg SIGTERM, PROCESS_GROUP_TERM_GRACE_PERIOD 2 s, killpg SIGKILL.
+            // Measured (codex 0.171.0): the TUI leaves the server to its app-server daemon.
+            ("codex", &[(Nothing, Process, 5_000)]),
+            // Measured: `codex exec` SIGKILLs tens of ms after the group's SIGTERM (the 2 s
+            // grace thread of process_group.rs dies with the process).
             (
-                "codex",
+                "codex-exec",
                 &[
                     (Sigterm, Group, 0),
-                    (CloseStdin, Process, 2_000),
-                    (Sigkill, Group, 2_000),
+                    (CloseStdin, Process, 29),
+                    (Sigkill, Process, 2_000),
                 ],
             ),
+            // Measured (gemini-cli 0.61.0, qwen-code 0.24.4; 1 run per path).
+            (
+                "gemini-cli",
+                &[(Sigterm, Process, 36), (ClosePipes, Process, 5_000)],
+            ),
+            (
+                "gemini-cli-terminal-closed",
+                &[(Sighup, Group, 310), (ClosePipes, Process, 5_000)],
+            ),
+            ("gemini-cli-sigkill", &[(ClosePipes, Process, 5_000)]),
+            (
+                "qwen-code",
+                &[
+                    (CloseStdin, Process, 2_019),
+                    (Sigterm, Process, 58),
+                    (ClosePipes, Process, 5_000),
+                ],
+            ),
+            (
+                "qwen-code-terminal-closed",
+                &[
+                    (Sighup, Group, 18),
+                    (CloseStdin, Process, 2_098),
+                    (Sigterm, Process, 105),
+                    (ClosePipes, Process, 5_000),
+                ],
+            ),
+            ("qwen-code-sigterm", &[(Nothing, Process, 5_000)]),
             // util::process::Child::kill: kill_descendant_tree + killpg SIGKILL, synchronously in Drop.
             ("zed", &[(Sigkill, Tree, 0), (CloseStdin, Process, 2_000)]),
             // smol Child, kill_on_drop: SIGKILL to the direct child.
@@ -311,8 +351,27 @@ mod tests {
                     (Sigkill, Process, 2_000),
                 ],
             ),
-            // anthropics/claude-code #40207, #31646: SIGINT to the direct child.
-            ("claude-code", &[(Sigint, Process, 5_000)]),
+            // Measured (claude-code 2.1.332): SIGINT, ~100 ms, SIGTERM, ~400 ms, SIGKILL.
+            (
+                "claude-code",
+                &[
+                    (Sigint, Process, 102),
+                    (Sigterm, Process, 401),
+                    (Sigkill, Process, 2_000),
+                ],
+            ),
+            // Measured: the kernel's SIGHUP to the foreground group first.
+            (
+                "claude-code-terminal-closed",
+                &[
+                    (Sighup, Group, 34),
+                    (Sigint, Process, 101),
+                    (Sigterm, Process, 402),
+                    (Sigkill, Process, 2_000),
+                ],
+            ),
+            // Measured: killed, it closes the socketpairs and sends nothing.
+            ("claude-code-sigkill", &[(ClosePipes, Process, 5_000)]),
             // #16744: SIGKILL without closing stdin.
             ("claude-code-legacy", &[(Sigkill, Process, 2_000)]),
             // posit-dev/mcptools #19: closes the pipes, sends nothing.
@@ -326,6 +385,10 @@ mod tests {
         for h in p.hosts() {
             match h.basis {
                 ProfileBasis::Source => assert!(h.source.is_some(), "{}: no source", h.id),
+                ProfileBasis::Measured => {
+                    let m = h.measured.as_ref().expect("measured");
+                    assert!(!m.version.is_empty() && !m.triggers.is_empty(), "{}", h.id);
+                }
                 _ => assert!(!h.observed.is_empty(), "{}: no observation cited", h.id),
             }
         }
@@ -348,7 +411,18 @@ mod tests {
         assert_eq!(plumbing("zed").group, crate::model::GroupKind::Session);
         assert_eq!(plumbing("zed").via, crate::model::Via::Shell);
         assert_eq!(plumbing("goose").group, crate::model::GroupKind::Own);
-        for walks_away in ["ts-legacy", "claude-code", "claude-desktop"] {
+        assert!(
+            !p.get(&ProfileId::try_from("claude-code".to_string()).unwrap())
+                .unwrap()
+                .abandons,
+            "measured: Claude Code 2.1.332 never walks away from a server it quits"
+        );
+        for walks_away in [
+            "ts-legacy",
+            "codex",
+            "claude-code-sigkill",
+            "claude-desktop",
+        ] {
             assert!(
                 p.get(&ProfileId::try_from(walks_away.to_string()).unwrap())
                     .unwrap()

@@ -18,7 +18,7 @@ pub use observation::{
     Leftover, LeftoverGroup, MachineBound, Observation, ProcState, StdoutRecord, StepRecord,
     Violation, ViolationKind, MAX_LEFTOVERS,
 };
-pub use profile::{ProfileBasis, ProfileInfo, ProfileKind, SourceRef};
+pub use profile::{MeasuredRef, ProfileBasis, ProfileInfo, ProfileKind, SourceRef};
 pub use report::{
     Containment, Host, JudgedCase, Latency, Membership, NotTestable, NotTestableReason,
     PackageInfo, Quote, Repeat, Report, RuleInfo, RunOutcome, ServerInfo, SuiteSource, Summary,

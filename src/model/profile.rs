@@ -21,10 +21,40 @@ pub enum ProfileKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProfileBasis {
-    /// Read from the client's or host's own source.
+    /// Read from the client's or host's own source (`basis = "read"` says the same).
+    #[serde(alias = "read")]
     Source,
     /// Observed in public bug reports (closed source).
     Observed,
+    /// Measured by `mcp-shutdown host measure` against the real host binary.
+    Measured,
+}
+
+/// The measurement a `basis = "measured"` profile comes from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeasuredRef {
+    /// The registry package (`@anthropic-ai/claude-code`).
+    pub package: String,
+    pub version: String,
+    /// The day it was measured (YYYY-MM-DD).
+    pub date: String,
+    /// The quit paths that showed this ladder.
+    pub triggers: Vec<String>,
+    pub repeats: u32,
+    /// Every wait within ±50 ms or ±10 % across the repeats.
+    #[serde(default = "yes")]
+    pub reproduces: bool,
+    /// min/median/max of every wait, by gap ("sigint → sigterm" = "100/101/104 ms").
+    #[serde(default)]
+    pub waits: BTreeMap<String, String>,
+    /// The host's daemon that is the server's parent (not the process the user quits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daemon: Option<String>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The source a profile was read from.
@@ -49,6 +79,9 @@ pub struct ProfileInfo {
     pub source: Option<SourceRef>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub observed: Vec<String>,
+    /// The measurement, for `basis = "measured"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured: Option<MeasuredRef>,
     pub plumbing: Plumbing,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cap_note: Option<String>,

@@ -179,12 +179,19 @@ fn needs(close: &JudgedCase) -> Option<String> {
     })
 }
 
-/// A profile's source in a few words: "source: microsoft/vscode" or "observed: 4 reports".
+/// Where a profile's ladder comes from, in a few words: "measured: 2.1.332, 2026-12-02",
+/// "read: microsoft/vscode @ 0baa8cd" or "observed: 4 reports".
 pub fn source(info: &ProfileInfo) -> String {
-    match (info.basis, &info.source) {
-        (ProfileBasis::Source, Some(s)) => format!("source: {}", s.repository),
-        (ProfileBasis::Source, None) => "source".into(),
-        (ProfileBasis::Observed, _) => match info.observed.len() {
+    match (info.basis, &info.source, &info.measured) {
+        (ProfileBasis::Measured, _, Some(m)) => format!("measured: {}, {}", m.version, m.date),
+        (ProfileBasis::Measured, _, None) => "measured".into(),
+        (ProfileBasis::Source, Some(s), _) => {
+            let r: String = s.reference.chars().take(12).collect();
+            let r = r.split([' ', ';']).next().unwrap_or_default().to_string();
+            format!("read: {} @ {r}", s.repository)
+        }
+        (ProfileBasis::Source, None, _) => "read".into(),
+        (ProfileBasis::Observed, _, _) => match info.observed.len() {
             1 => "observed: 1 report".into(),
             n => format!("observed: {n} reports"),
         },
@@ -222,7 +229,7 @@ mod tests {
         );
         assert_eq!(
             v.columns[0].source.as_deref(),
-            Some("source: microsoft/vscode")
+            Some("read: microsoft/vscode @ 0baa8cd78ba4")
         );
         assert!(v.columns[2]
             .source

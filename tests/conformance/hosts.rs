@@ -11,15 +11,24 @@ use rstest::rstest;
 use crate::support::{classes, run, run_with, snapshot_name};
 
 /// Every host profile, as literals (rstest needs them); tied to the catalogue below.
-const HOSTS: [&str; 10] = [
+const HOSTS: [&str; 19] = [
     "vscode",
     "codex",
+    "codex-exec",
+    "gemini-cli",
+    "gemini-cli-terminal-closed",
+    "gemini-cli-sigkill",
+    "qwen-code",
+    "qwen-code-terminal-closed",
+    "qwen-code-sigterm",
     "zed",
     "zed-legacy",
     "goose",
     "ts-legacy",
     "continue",
     "claude-code",
+    "claude-code-terminal-closed",
+    "claude-code-sigkill",
     "claude-code-legacy",
     "claude-desktop",
 ];
@@ -30,12 +39,21 @@ fn reference_server_under_host_profile(
     #[values(
         "close:vscode",
         "close:codex",
+        "close:codex-exec",
+        "close:gemini-cli",
+        "close:gemini-cli-terminal-closed",
+        "close:gemini-cli-sigkill",
+        "close:qwen-code",
+        "close:qwen-code-terminal-closed",
+        "close:qwen-code-sigterm",
         "close:zed",
         "close:zed-legacy",
         "close:goose",
         "close:ts-legacy",
         "close:continue",
         "close:claude-code",
+        "close:claude-code-terminal-closed",
+        "close:claude-code-sigkill",
         "close:claude-code-legacy",
         "close:claude-desktop"
     )]
@@ -101,4 +119,115 @@ fn a_server_that_opens_dev_stdin_works_on_pipes_and_fails_on_a_socketpair() {
         vscode.error.as_ref().map(|e| e.kind),
         Some(ErrorKind::ExitedBeforeHandshake)
     );
+}
+
+/// Real hosts, installed from npm into the cache (once) and driven by `host measure`:
+/// the measured ladder of each tested path must be the one its bundled profile carries.
+/// A host that cannot be installed is a failure with the reason under CI=true.
+fn measure(test: &str, host: &str, paths: &[&str]) -> Option<String> {
+    if which("npm").is_none() {
+        crate::skip::missing(test, "npm", "not on PATH");
+        return None;
+    }
+    let mut cmd = assert_cmd::Command::cargo_bin("mcp-shutdown").unwrap();
+    cmd.args(["host", "measure", host, "--repeats", "2"]);
+    for p in paths {
+        cmd.args(["--path", p]);
+    }
+    let out = cmd
+        .timeout(std::time::Duration::from_secs(600))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    if !out.status.success() {
+        crate::skip::missing(
+            test,
+            "npm",
+            &format!("`host measure {host}` failed: {stderr}"),
+        );
+        return None;
+    }
+    Some(String::from_utf8_lossy(&out.stdout).into_owned() + &stderr)
+}
+
+fn which(tool: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join(tool))
+            .find(|f| f.is_file())
+    })
+}
+
+fn steps_line(toml: &str, id: &str) -> String {
+    let start = toml
+        .find(&format!("id = \"{id}\"\n"))
+        .unwrap_or_else(|| panic!("no profile {id} in:\n{toml}"));
+    let rest = &toml[start..];
+    let steps = &rest[rest.find("steps = [").expect("steps")..];
+    let end = steps.find("\n]").expect("end of steps");
+    steps[..end]
+        .lines()
+        .skip(1)
+        .map(|l| l.split(", wait_ms").next().unwrap_or("").trim().to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn claude_code_measures_sigint_sigterm_sigkill_to_the_pid_and_walks_away_only_when_killed() {
+    let Some(out) = measure(
+        "hosts::claude_code_measures",
+        "claude-code",
+        &["mcp-list", "quit-command", "sigkill"],
+    ) else {
+        return;
+    };
+    assert_eq!(
+        steps_line(&out, "claude-code"),
+        "{ do = \"sigint\" { do = \"sigterm\" { do = \"sigkill\"",
+        "{out}"
+    );
+    assert!(
+        out.contains("triggers = [\"mcp-list\", \"quit-command\"]"),
+        "{out}"
+    );
+    assert_eq!(
+        steps_line(&out, "claude-code-sigkill"),
+        "{ do = \"close-pipes\"",
+        "{out}"
+    );
+    assert!(
+        out.contains("stdio = \"socketpair\", group = \"host\""),
+        "{out}"
+    );
+}
+
+#[test]
+fn codex_exec_kills_at_once_and_its_tui_leaves_the_server_to_its_daemon() {
+    let Some(out) = measure("hosts::codex_measures", "codex", &["exec", "quit-command"]) else {
+        return;
+    };
+    assert_eq!(
+        steps_line(&out, "codex-exec"),
+        "{ do = \"sigterm\", to = \"group\" { do = \"close-stdin\" { do = \"sigkill\"",
+        "{out}"
+    );
+    assert!(out.contains("daemon = \"codex\""), "{out}");
+    assert_eq!(steps_line(&out, "codex"), "{ do = \"nothing\"", "{out}");
+    assert!(
+        !out.contains("app-server --listen") || out.contains("killed by pid"),
+        "{out}"
+    );
+}
+
+#[test]
+fn an_unknown_host_lists_the_known_ones() {
+    let out = assert_cmd::Command::cargo_bin("mcp-shutdown")
+        .unwrap()
+        .args(["host", "measure", "no-such-host"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("known: claude-code, codex"), "{err}");
 }

@@ -1,0 +1,275 @@
+//! `mcp-shutdown host measure <host>[@VERSION|@A..B|@all]` and `host history <host>`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Subcommand;
+
+use crate::error::Error;
+use crate::harness::locate;
+use crate::hosts::catalogue::{self, HostSpec};
+use crate::hosts::install::{self, Releases};
+use crate::hosts::measure::{self, Measurement, Options};
+use crate::hosts::{emit, HostError};
+
+#[derive(Subcommand, Debug)]
+pub enum HostCmd {
+    /// Install a real host (pinned, once, into the cache), drive every quit path with the
+    /// recorder as its server, and print measured `[[profile]]` entries.
+    Measure {
+        /// `HOST`, `HOST@VERSION`, `HOST@A..B` (newest and 5 spread between), `HOST@all`
+        /// (newest and 5 spread over the last year).
+        #[arg(value_name = "HOST[@VERSION|@A..B|@all]")]
+        spec: String,
+        /// Runs per quit path.
+        #[arg(long, default_value_t = 3)]
+        repeats: u32,
+        /// Only these quit paths (triggers); repeatable.
+        #[arg(long = "path", value_name = "TRIGGER")]
+        only: Vec<String>,
+        /// Also write each release's measurement as JSON here.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
+    /// Which release changed a host's ladder or plumbing (from saved measurements).
+    History { host: String },
+    /// The hosts this build knows and their quit paths.
+    List,
+}
+
+/// What `@...` asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Wanted {
+    Newest,
+    Exact(String),
+    Range(String, String),
+    All,
+}
+
+pub fn parse_spec(spec: &str) -> (String, Wanted) {
+    match spec.split_once('@') {
+        None => (spec.to_string(), Wanted::Newest),
+        Some((h, "all")) => (h.to_string(), Wanted::All),
+        Some((h, "latest")) => (h.to_string(), Wanted::Newest),
+        Some((h, v)) => match v.split_once("..") {
+            Some((a, b)) => (h.to_string(), Wanted::Range(a.to_string(), b.to_string())),
+            None => (h.to_string(), Wanted::Exact(v.to_string())),
+        },
+    }
+}
+
+/// The newest release and `n` more spread evenly (by position) over `candidates`.
+pub fn spread_pick(candidates: &[String], n: usize) -> Vec<String> {
+    let Some(newest) = candidates.last() else {
+        return Vec::new();
+    };
+    let mut out = vec![newest.clone()];
+    let rest = &candidates[..candidates.len() - 1];
+    if !rest.is_empty() {
+        for i in 0..n.min(rest.len()) {
+            let idx = i * rest.len() / n.min(rest.len());
+            out.push(rest[idx].clone());
+        }
+    }
+    out.sort_by_key(|v| candidates.iter().position(|c| c == v));
+    out.dedup();
+    out
+}
+
+fn versions(spec: &HostSpec, wanted: &Wanted) -> Result<Vec<String>, HostError> {
+    let rel: Releases = install::releases(spec.package)?;
+    let all: Vec<String> = rel.dated.iter().map(|(v, _)| v.clone()).collect();
+    let known = |v: &str| -> Result<String, HostError> {
+        if all.iter().any(|a| a == v) {
+            Ok(v.to_string())
+        } else {
+            Err(HostError::NoSuchVersion {
+                package: spec.package.into(),
+                asked: v.into(),
+                newest: rel.newest.clone(),
+            })
+        }
+    };
+    Ok(match wanted {
+        Wanted::Newest => vec![rel.newest.clone()],
+        Wanted::Exact(v) => vec![known(v)?],
+        Wanted::Range(a, b) => {
+            let (a, b) = (known(a)?, known(b)?);
+            let (i, j) = (
+                all.iter().position(|x| *x == a).unwrap_or(0),
+                all.iter().position(|x| *x == b).unwrap_or(0),
+            );
+            spread_pick(&all[i.min(j)..=i.max(j)], 5)
+        }
+        Wanted::All => {
+            let newest_date = rel
+                .dated
+                .iter()
+                .find(|(v, _)| *v == rel.newest)
+                .map(|(_, d)| d.clone())
+                .unwrap_or_default();
+            let cutoff = newest_date.parse::<jiff::Timestamp>().ok().and_then(|t| {
+                t.checked_sub(jiff::SignedDuration::from_hours(24 * 365))
+                    .ok()
+            });
+            let recent: Vec<String> = rel
+                .dated
+                .iter()
+                .filter(|(_, d)| match (&cutoff, d.parse::<jiff::Timestamp>()) {
+                    (Some(c), Ok(t)) => t >= *c,
+                    _ => true,
+                })
+                .map(|(v, _)| v.clone())
+                .collect();
+            spread_pick(&recent, 5)
+        }
+    })
+}
+
+fn find(id: &str) -> Result<&'static HostSpec, HostError> {
+    catalogue::find(id)
+        .ok_or_else(|| HostError::Unknown(id.to_string(), catalogue::known().join(", ")))
+}
+
+pub fn run(cmd: HostCmd) -> Result<ExitCode, Error> {
+    match cmd {
+        HostCmd::List => {
+            for h in catalogue::HOSTS {
+                let t: Vec<&str> = h.paths.iter().map(|p| p.trigger).collect();
+                println!("{:14} {:28} {}", h.id, h.package, t.join(", "));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        HostCmd::History { host } => {
+            let spec = find(&host)?;
+            let cache = locate::user_cache();
+            let dir = cache.join("hosts").join("measurements");
+            let mut ms: Vec<Measurement> = std::fs::read_dir(&dir)
+                .map(|d| {
+                    d.filter_map(|e| e.ok())
+                        .filter(|e| {
+                            e.file_name()
+                                .to_string_lossy()
+                                .starts_with(&format!("{}@", spec.id))
+                        })
+                        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+                        .filter_map(|t| serde_json::from_str(&t).ok())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let order: Vec<String> = install::releases(spec.package)
+                .map(|r| r.dated.into_iter().map(|(v, _)| v).collect())
+                .unwrap_or_default();
+            ms.sort_by_key(|m| order.iter().position(|v| *v == m.version));
+            print!("{}", emit::history(&ms));
+            Ok(ExitCode::SUCCESS)
+        }
+        HostCmd::Measure {
+            spec,
+            repeats,
+            only,
+            json,
+        } => {
+            let (id, wanted) = parse_spec(&spec);
+            let host = find(&id)?;
+            let cache = locate::user_cache();
+            let helper = std::env::current_exe().map_err(|_| Error::NoBinary)?;
+            let mut all = Vec::new();
+            for version in versions(host, &wanted)? {
+                let (exe, installed) = install::ensure(&cache, host.package, host.bin, &version)?;
+                eprintln!(
+                    "{}@{version}: {}",
+                    host.package,
+                    if installed {
+                        "installed"
+                    } else {
+                        "cached (nothing installed)"
+                    }
+                );
+                let opts = Options {
+                    repeats,
+                    only: &only,
+                    helper: &helper,
+                    server: None,
+                };
+                let m = measure::measure(host, &exe, &version, installed, &opts, &mut |l| {
+                    eprintln!("  {l}")
+                })?;
+                eprintln!(
+                    "{}@{version}: {} paths × {} repeats in {:.1} s",
+                    host.id,
+                    m.paths.len(),
+                    repeats,
+                    m.wall_ms as f64 / 1000.0
+                );
+                let saved = measure::saved_path(&cache, host.id, &version);
+                if let Some(p) = saved.parent() {
+                    let _ = std::fs::create_dir_all(p);
+                }
+                let text = serde_json::to_string_pretty(&m).unwrap_or_default();
+                let _ = std::fs::write(&saved, &text);
+                println!("{}", emit::profiles_toml(&m, host.name));
+                all.push(m);
+            }
+            if let Some(path) = json {
+                let text = serde_json::to_string_pretty(&all).unwrap_or_default();
+                std::fs::write(&path, text).map_err(|source| Error::Io { path, source })?;
+            }
+            if all.len() > 1 {
+                print!("{}", emit::history(&all));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// `check --real-host HOST[@VERSION] -- CMD`.
+pub fn real_host(spec: &str, command: &[String]) -> Result<ExitCode, Error> {
+    let (id, wanted) = parse_spec(spec);
+    let host = find(&id)?;
+    let version = match wanted {
+        Wanted::Newest | Wanted::Exact(_) => versions(host, &wanted)?.remove(0),
+        _ => {
+            return Err(Error::Usage(
+                "--real-host takes HOST or HOST@VERSION".into(),
+            ))
+        }
+    };
+    let cache = locate::user_cache();
+    let (exe, _) = install::ensure(&cache, host.package, host.bin, &version)?;
+    let runs = crate::hosts::realhost::check(host, &exe, command)?;
+    let (text, ok) = crate::hosts::realhost::render(host.name, &version, &runs);
+    print!("{text}");
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(crate::exit_codes::CONFORMANCE_FAILURE)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse() {
+        assert_eq!(parse_spec("codex"), ("codex".into(), Wanted::Newest));
+        assert_eq!(parse_spec("codex@all"), ("codex".into(), Wanted::All));
+        assert_eq!(
+            parse_spec("claude-code@2.0.1..2.1.3"),
+            (
+                "claude-code".into(),
+                Wanted::Range("2.0.1".into(), "2.1.3".into())
+            )
+        );
+    }
+
+    #[test]
+    fn the_newest_and_five_spread_back() {
+        let v: Vec<String> = (0..30).map(|i| format!("1.{i}.0")).collect();
+        let p = spread_pick(&v, 5);
+        assert_eq!(p.len(), 6);
+        assert_eq!(p.last().unwrap(), "1.29.0");
+        assert_eq!(p[0], "1.0.0");
+    }
+}

@@ -1,0 +1,423 @@
+//! From what the recorder logged and the pidfds saw to a ladder: pure functions, no OS.
+//!
+//! A signal logged by the server and, within [`SAME_MS`], by its child (same group) went to
+//! the group; by the grandchild too (its own session) to the whole tree; by the child only,
+//! to the server's children. A death nobody logged is a SIGKILL (the recorder obeys nothing
+//! else), and the child dying with it tells group from pid the same way.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Two deliveries this close together are one signal sent to several processes.
+pub const SAME_MS: f64 = 30.0;
+
+/// One recorder log line, the fields the analysis reads.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Event {
+    pub t_ns: u64,
+    pub role: String,
+    pub pid: i32,
+    pub ev: String,
+    pub raw: Value,
+}
+
+pub fn parse_log(text: &str) -> Vec<Event> {
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|raw| Event {
+            t_ns: raw["t_ns"].as_u64().unwrap_or(0),
+            role: raw["role"].as_str().unwrap_or("").to_string(),
+            pid: raw["pid"].as_i64().unwrap_or(0) as i32,
+            ev: raw["ev"].as_str().unwrap_or("").to_string(),
+            raw,
+        })
+        .collect()
+}
+
+/// What happened to one recorder tree in one run, as the measuring side saw it.
+#[derive(Clone, Debug, Default)]
+pub struct RunFacts {
+    pub events: Vec<Event>,
+    /// The host's pid (the process the user quits).
+    pub host_pid: i32,
+    /// The host and its descendants when the server had started (a Node wrapper's native
+    /// binary is the host too).
+    pub host_tree: Vec<i32>,
+    /// When the quit was triggered (typed, hung up, signalled; for a one-shot command, the
+    /// server's last reply).
+    pub trigger_ns: u64,
+    pub host_exit_ns: Option<u64>,
+    pub server_death_ns: Option<u64>,
+    pub child_death_ns: Option<u64>,
+    pub grandchild_death_ns: Option<u64>,
+    /// The server's parent (when it is not the host) was still alive after the host
+    /// exited: a daemon of the host's, not a wrapper's binary that died with it.
+    pub parent_outlived_host: bool,
+    /// Seconds the measurement kept watching after the host exited.
+    pub walk_window_s: f64,
+}
+
+/// One thing the host did to the server.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Delivery {
+    /// close-stdin, stdout-closed, sigint, sigterm, sighup, sigquit, sigkill.
+    pub action: String,
+    /// process, group, tree, children.
+    pub to: String,
+    /// host, kernel (a hang-up), daemon:<comm>, pid:<n>.
+    pub from: String,
+    pub at_ms: f64,
+}
+
+/// Where the server ran, relative to the host.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Plumbing {
+    /// pipes | socketpair | pty | other.
+    pub stdio: String,
+    /// host | own | session.
+    pub group: String,
+    /// direct | shell | daemon:<comm> (the server's parent is not the process quit).
+    pub via: String,
+    pub ctty: bool,
+}
+
+/// One run, read.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunReading {
+    pub started: bool,
+    pub plumbing: Plumbing,
+    pub deliveries: Vec<Delivery>,
+    pub host_exit_ms: Option<f64>,
+    /// The host walked away: why (alive N s after the host exited, reparented, kept by a
+    /// daemon).
+    pub walked_away: Option<String>,
+}
+
+fn ms(from: u64, to: u64) -> f64 {
+    (to as f64 - from as f64) / 1e6
+}
+
+fn first<'a>(events: &'a [Event], role: &str, ev: &str) -> Option<&'a Event> {
+    events.iter().find(|e| e.role == role && e.ev == ev)
+}
+
+fn near(events: &[Event], role: &str, signo: u64, t: u64) -> bool {
+    events.iter().any(|e| {
+        e.role == role
+            && e.ev == "signal"
+            && e.raw["signo"].as_u64() == Some(signo)
+            && ms(t.min(e.t_ns), t.max(e.t_ns)) <= SAME_MS
+    })
+}
+
+fn sender(e: &Event, host: &[i32]) -> String {
+    let pid = e.raw["si_pid"].as_i64().unwrap_or(-1) as i32;
+    if host.contains(&pid) {
+        return "host".into();
+    }
+    if pid == 0 {
+        return "kernel".into();
+    }
+    match e.raw["sender_comm"].as_str() {
+        Some(c) => format!("pid:{pid} ({c})"),
+        None => format!("pid:{pid}"),
+    }
+}
+
+fn plumbing(events: &[Event], host: &[i32], parent_outlived: bool) -> Plumbing {
+    let Some(s) = first(events, "server", "start") else {
+        return Plumbing::default();
+    };
+    let r = &s.raw;
+    let stdio = match r["stdin"].as_str() {
+        Some("fifo") => "pipes",
+        Some("socket") => "socketpair",
+        Some("chr") => "pty",
+        _ => "other",
+    };
+    let pid = s.pid as i64;
+    let group = if r["sid"].as_i64() == Some(pid) {
+        "session"
+    } else if r["pgid"].as_i64() == Some(pid) {
+        "own"
+    } else {
+        "host"
+    };
+    let ppid = r["ppid"].as_i64().unwrap_or(-1) as i32;
+    let via = if r["via_shell"].as_bool() == Some(true) {
+        "shell".to_string()
+    } else if !host.contains(&ppid) || (ppid != host[host.len() - 1] && parent_outlived) {
+        format!("daemon:{}", r["parent_comm"].as_str().unwrap_or("?"))
+    } else {
+        "direct".to_string()
+    };
+    Plumbing {
+        stdio: stdio.into(),
+        group: group.into(),
+        via,
+        ctty: r["tty_nr"].as_i64().unwrap_or(0) != 0,
+    }
+}
+
+/// Reads one run.
+pub fn read_run(f: &RunFacts) -> RunReading {
+    let ev = &f.events;
+    let started = first(ev, "server", "start").is_some();
+    let mut host = f.host_tree.clone();
+    host.push(f.host_pid);
+    let mut out: Vec<Delivery> = Vec::new();
+    let t0 = f.trigger_ns;
+    for e in ev.iter().filter(|e| e.t_ns >= t0) {
+        match (e.role.as_str(), e.ev.as_str()) {
+            ("server", "stdin_eof") => out.push(Delivery {
+                action: "close-stdin".into(),
+                to: "process".into(),
+                from: "host".into(),
+                at_ms: ms(t0, e.t_ns),
+            }),
+            ("server", "stdout_unwritable") => out.push(Delivery {
+                action: "stdout-closed".into(),
+                to: "process".into(),
+                from: "host".into(),
+                at_ms: ms(t0, e.t_ns),
+            }),
+            (role @ ("server" | "child"), "signal") => {
+                let signo = e.raw["signo"].as_u64().unwrap_or(0);
+                let name = e.raw["name"].as_str().unwrap_or("?").to_ascii_lowercase();
+                let to = if role == "server" {
+                    match (
+                        near(ev, "child", signo, e.t_ns),
+                        near(ev, "grandchild", signo, e.t_ns),
+                    ) {
+                        (_, true) => "tree",
+                        (true, false) => "group",
+                        _ => "process",
+                    }
+                } else if near(ev, "server", signo, e.t_ns) {
+                    continue;
+                } else {
+                    "children"
+                };
+                out.push(Delivery {
+                    action: name,
+                    to: to.into(),
+                    from: sender(e, &host),
+                    at_ms: ms(t0, e.t_ns),
+                });
+            }
+            _ => {}
+        }
+    }
+    let lifetime = first(ev, "server", "lifetime").is_some();
+    if let (Some(d), false) = (f.server_death_ns, lifetime) {
+        let with_child = f
+            .child_death_ns
+            .is_some_and(|c| ms(d.min(c), d.max(c)) <= SAME_MS);
+        let with_grand = f
+            .grandchild_death_ns
+            .is_some_and(|c| ms(d.min(c), d.max(c)) <= SAME_MS);
+        out.push(Delivery {
+            action: "sigkill".into(),
+            to: match (with_child, with_grand) {
+                (_, true) => "tree",
+                (true, false) => "group",
+                _ => "process",
+            }
+            .into(),
+            from: "inferred from death".into(),
+            at_ms: ms(t0, d),
+        });
+    }
+    out.sort_by(|a, b| a.at_ms.total_cmp(&b.at_ms));
+    // What reaches the recorder's descendants after the server died is not the server's.
+    if let (Some(d), false) = (f.server_death_ns, lifetime) {
+        let dead = ms(t0, d);
+        out.retain(|x| x.at_ms <= dead);
+    }
+    let host_exit_ms = f.host_exit_ns.map(|h| ms(t0, h));
+    let reparented = first(ev, "server", "reparented");
+    let plumb = plumbing(ev, &host, f.parent_outlived_host);
+    let walked_away = if !started || f.server_death_ns.is_some() {
+        None
+    } else if plumb.via.starts_with("daemon:") {
+        Some(format!(
+            "kept by the host's daemon ({}): alive {:.0} s after the host exited",
+            &plumb.via["daemon:".len()..],
+            f.walk_window_s
+        ))
+    } else if let Some(r) = reparented {
+        Some(format!(
+            "reparented to pid {} ({}) and alive {:.0} s after the host exited",
+            r.raw["to"],
+            r.raw["to_comm"].as_str().unwrap_or("?"),
+            f.walk_window_s
+        ))
+    } else {
+        Some(format!(
+            "alive {:.0} s after the host exited",
+            f.walk_window_s
+        ))
+    };
+    RunReading {
+        started,
+        plumbing: plumb,
+        deliveries: canonical(out),
+        host_exit_ms,
+        walked_away,
+    }
+}
+
+/// Deliveries this close together happened at once: their order is not observable.
+const AT_ONCE_MS: f64 = 2.0;
+
+fn rank(action: &str) -> u8 {
+    match action {
+        "sigkill" => 0,
+        "sigterm" => 1,
+        "sigint" => 2,
+        "sighup" => 3,
+        "sigquit" => 4,
+        "close-stdin" => 5,
+        "close-pipes" => 6,
+        _ => 7,
+    }
+}
+
+/// Puts deliveries that happened at once in one fixed order, so repeats compare.
+pub fn canonical(mut d: Vec<Delivery>) -> Vec<Delivery> {
+    d.sort_by(|a, b| a.at_ms.total_cmp(&b.at_ms));
+    let mut i = 0;
+    while i < d.len() {
+        let mut j = i + 1;
+        while j < d.len() && d[j].at_ms - d[i].at_ms <= AT_ONCE_MS {
+            j += 1;
+        }
+        d[i..j].sort_by_key(|x| rank(&x.action));
+        i = j;
+    }
+    d
+}
+
+/// The ladder's shape: what was done to whom, in order (the waits aside).
+pub fn shape(r: &RunReading) -> Vec<(String, String)> {
+    let mut s: Vec<(String, String)> = r
+        .deliveries
+        .iter()
+        .map(|d| (d.action.clone(), d.to.clone()))
+        .collect();
+    s.dedup();
+    s
+}
+
+/// min, median, max.
+pub fn spread(mut xs: Vec<f64>) -> Option<(f64, f64, f64)> {
+    if xs.is_empty() {
+        return None;
+    }
+    xs.sort_by(f64::total_cmp);
+    Some((xs[0], xs[xs.len() / 2], xs[xs.len() - 1]))
+}
+
+/// Waits reproduce within ±50 ms or ±10 %, whichever is larger.
+pub fn reproduces(s: (f64, f64, f64)) -> bool {
+    let (lo, med, hi) = s;
+    let tol = (med.abs() * 0.10).max(50.0);
+    med - lo <= tol && hi - med <= tol
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(t_ms: u64, role: &str, pid: i32, ev: &str, extra: &str) -> String {
+        format!(
+            "{{\"t_ns\":{},\"role\":\"{role}\",\"pid\":{pid},\"ev\":\"{ev}\"{extra}}}",
+            t_ms * 1_000_000
+        )
+    }
+
+    #[test]
+    fn a_signal_the_child_also_gets_went_to_the_group_and_an_unlogged_death_is_a_sigkill() {
+        let log = [
+            line(
+                1,
+                "server",
+                10,
+                "start",
+                ",\"ppid\":5,\"pgid\":4,\"sid\":3,\"stdin\":\"socket\",\"tty_nr\":0",
+            ),
+            line(
+                100,
+                "server",
+                10,
+                "signal",
+                ",\"signo\":2,\"name\":\"SIGINT\",\"si_pid\":5",
+            ),
+            line(
+                101,
+                "child",
+                11,
+                "signal",
+                ",\"signo\":2,\"name\":\"SIGINT\",\"si_pid\":5",
+            ),
+            line(
+                200,
+                "server",
+                10,
+                "signal",
+                ",\"signo\":15,\"name\":\"SIGTERM\",\"si_pid\":5",
+            ),
+        ]
+        .join("\n");
+        let facts = RunFacts {
+            events: parse_log(&log),
+            host_pid: 5,
+            trigger_ns: 50_000_000,
+            server_death_ns: Some(400_000_000),
+            ..Default::default()
+        };
+        let r = read_run(&facts);
+        assert_eq!(
+            shape(&r),
+            [
+                ("sigint".into(), "group".into()),
+                ("sigterm".into(), "process".into()),
+                ("sigkill".into(), "process".into())
+            ]
+        );
+        assert_eq!(r.plumbing.stdio, "socketpair");
+        assert_eq!(r.plumbing.group, "host");
+        assert_eq!(r.plumbing.via, "direct");
+        assert!(r.walked_away.is_none());
+        assert_eq!(r.deliveries[0].at_ms, 50.0);
+    }
+
+    #[test]
+    fn a_server_under_another_parent_that_lives_on_was_kept_by_a_daemon() {
+        let log = line(
+            1,
+            "server",
+            10,
+            "start",
+            ",\"ppid\":7,\"parent_comm\":\"codex\",\"pgid\":10,\"sid\":3,\"stdin\":\"fifo\"",
+        );
+        let facts = RunFacts {
+            events: parse_log(&log),
+            host_pid: 5,
+            walk_window_s: 3.0,
+            ..Default::default()
+        };
+        let r = read_run(&facts);
+        assert_eq!(r.plumbing.via, "daemon:codex");
+        assert_eq!(r.plumbing.group, "own");
+        assert!(r.walked_away.unwrap().contains("daemon"));
+    }
+
+    #[test]
+    fn spread_and_tolerance() {
+        let s = spread(vec![100.0, 130.0, 90.0]).unwrap();
+        assert_eq!(s, (90.0, 100.0, 130.0));
+        assert!(reproduces(s));
+        assert!(!reproduces((100.0, 2000.0, 2500.0)));
+    }
+}

@@ -1,0 +1,466 @@
+//! From measurements to `[[profile]]` entries (`basis = "measured"`) and to the history
+//! view: pure.
+//!
+//! The paths of one release whose runs all show the same ladder and plumbing share one
+//! profile that lists their triggers; the one with the host's quit command is `<host>`,
+//! every other `<host>-<trigger>` (its first trigger). Waits are the median of the
+//! repeats, with min/median/max kept next to them; a spread wider than ±50 ms or ±10 %
+//! is said.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use super::analyze::{self, RunReading};
+use super::measure::{Measurement, PathRuns};
+
+/// The harness's window after a final SIGKILL nobody waits on.
+const LAST_WINDOW_MS: u64 = 2000;
+/// The capped wait of a host that walks away.
+const WALK_CAP_MS: u64 = 5000;
+
+/// One path's runs, summarised.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PathLadder {
+    pub triggers: Vec<String>,
+    pub shape: Vec<(String, String)>,
+    pub plumbing: analyze::Plumbing,
+    pub walked_away: Option<String>,
+    /// Per gap between consecutive steps: (from → to, min, median, max ms).
+    pub waits: Vec<(String, (f64, f64, f64))>,
+    /// From the trigger to the first step.
+    pub first: Option<(f64, f64, f64)>,
+    pub senders: Vec<String>,
+    pub daemons: Vec<String>,
+    pub repeats: usize,
+    /// The repeats disagreed on the ladder's shape (then the first run's is given).
+    pub shapes_differ: bool,
+}
+
+/// Why a path has no ladder.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unmeasured {
+    pub trigger: String,
+    pub why: String,
+}
+
+fn merge_pipes(r: &RunReading) -> RunReading {
+    // stdin EOF and stdout unwritable within a few ms are one close-pipes.
+    let mut r = r.clone();
+    let eof = r.deliveries.iter().position(|d| d.action == "close-stdin");
+    let out = r
+        .deliveries
+        .iter()
+        .position(|d| d.action == "stdout-closed");
+    if let (Some(e), Some(o)) = (eof, out) {
+        if (r.deliveries[e].at_ms - r.deliveries[o].at_ms).abs() <= analyze::SAME_MS {
+            r.deliveries[e].action = "close-pipes".into();
+            r.deliveries.remove(o);
+        }
+    }
+    r
+}
+
+pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
+    let readings: Vec<RunReading> = p
+        .runs
+        .iter()
+        .filter_map(|r| r.reading.as_ref())
+        .map(merge_pipes)
+        .collect();
+    let Some(first) = readings.first() else {
+        let why = p
+            .runs
+            .iter()
+            .find_map(|r| r.failure.clone())
+            .unwrap_or_else(|| "no run".into());
+        return Err(Unmeasured {
+            trigger: p.trigger.clone(),
+            why,
+        });
+    };
+    let shape = analyze::shape(first);
+    let same: Vec<&RunReading> = readings
+        .iter()
+        .filter(|r| analyze::shape(r) == shape)
+        .collect();
+    let mut waits = Vec::new();
+    for i in 1..first.deliveries.len() {
+        let xs: Vec<f64> = same
+            .iter()
+            .filter(|r| r.deliveries.len() > i)
+            .map(|r| r.deliveries[i].at_ms - r.deliveries[i - 1].at_ms)
+            .collect();
+        if let Some(s) = analyze::spread(xs) {
+            let label = format!(
+                "{} → {}",
+                first.deliveries[i - 1].action,
+                first.deliveries[i].action
+            );
+            waits.push((label, s));
+        }
+    }
+    let firsts = same
+        .iter()
+        .filter_map(|r| r.deliveries.first().map(|d| d.at_ms))
+        .collect();
+    let mut senders: Vec<String> = first.deliveries.iter().map(|d| d.from.clone()).collect();
+    senders.sort();
+    senders.dedup();
+    let mut daemons: Vec<String> = p
+        .runs
+        .iter()
+        .flat_map(|r| r.daemons.iter().map(|d| command_of(d)))
+        .collect();
+    daemons.sort();
+    daemons.dedup();
+    Ok(PathLadder {
+        triggers: vec![p.trigger.clone()],
+        shape,
+        plumbing: first.plumbing.clone(),
+        walked_away: first.walked_away.clone(),
+        waits,
+        first: analyze::spread(firsts),
+        senders,
+        daemons,
+        repeats: readings.len(),
+        shapes_differ: same.len() != readings.len(),
+    })
+}
+
+/// The paths of one release grouped by equal ladders (shape, plumbing, walking away).
+pub fn group(m: &Measurement) -> (Vec<PathLadder>, Vec<Unmeasured>) {
+    let mut groups: Vec<PathLadder> = Vec::new();
+    let mut missing = Vec::new();
+    for p in &m.paths {
+        match summarise(p) {
+            Ok(l) => {
+                // A controlling terminal (the TUI has one, a one-shot command not) does not
+                // change the ladder.
+                let key = |x: &PathLadder| {
+                    let mut p = x.plumbing.clone();
+                    p.ctty = false;
+                    (x.shape.clone(), p, x.walked_away.is_some())
+                };
+                if let Some(g) = groups.iter_mut().find(|g| key(g) == key(&l)) {
+                    g.triggers.extend(l.triggers);
+                    g.daemons.extend(l.daemons);
+                    g.daemons.sort();
+                    g.daemons.dedup();
+                } else {
+                    groups.push(l);
+                }
+            }
+            Err(u) => missing.push(u),
+        }
+    }
+    (groups, missing)
+}
+
+/// The profile id of a group.
+pub fn profile_id(host: &str, g: &PathLadder, quit_trigger: &str) -> String {
+    if g.triggers.iter().any(|t| t == quit_trigger) {
+        host.to_string()
+    } else {
+        format!("{host}-{}", g.triggers[0])
+    }
+}
+
+fn ms(x: f64) -> String {
+    format!("{:.0}", x.max(0.0))
+}
+
+/// A leftover's command without its pid and temporary paths: the program's name and args.
+fn command_of(leftover: &str) -> String {
+    let cmd = leftover.split_once("): ").map_or(leftover, |(_, c)| c);
+    let mut words = cmd.split_whitespace();
+    let prog = words
+        .next()
+        .map(|p| p.rsplit('/').next().unwrap_or(p).to_string())
+        .unwrap_or_default();
+    std::iter::once(prog)
+        .chain(words.map(str::to_string))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn toml_str(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+/// The `[[profile]]` entries of one release.
+pub fn profiles_toml(m: &Measurement, name: &str) -> String {
+    let (groups, missing) = group(m);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# Measured by `mcp-shutdown host measure {}@{}` on {} ({} repeats).",
+        m.host, m.version, m.date, m.repeats
+    );
+    for u in &missing {
+        let _ = writeln!(out, "# {}: not measured: {}", u.trigger, u.why);
+    }
+    for g in &groups {
+        let id = profile_id(&m.host, g, "quit-command");
+        let _ = writeln!(
+            out,
+            "\n[[profile]]\nid = {}\nkind = \"host\"",
+            toml_str(&id)
+        );
+        let _ = writeln!(
+            out,
+            "client = {}",
+            toml_str(&format!("{name} {} ({})", m.version, g.triggers.join(", ")))
+        );
+        let _ = writeln!(out, "basis = \"measured\"");
+        let mut waits: Vec<String> = g
+            .waits
+            .iter()
+            .map(|(label, (lo, med, hi))| {
+                format!(
+                    "{} = \"{}/{}/{} ms\"",
+                    toml_str(label),
+                    ms(*lo),
+                    ms(*med),
+                    ms(*hi)
+                )
+            })
+            .collect();
+        if let Some((lo, med, hi)) = g.first {
+            waits.insert(
+                0,
+                format!(
+                    "\"trigger → first\" = \"{}/{}/{} ms\"",
+                    ms(lo),
+                    ms(med),
+                    ms(hi)
+                ),
+            );
+        }
+        let reproduces = g.waits.iter().all(|(_, s)| analyze::reproduces(*s)) && !g.shapes_differ;
+        let triggers: Vec<String> = g.triggers.iter().map(|t| toml_str(t)).collect();
+        let _ = writeln!(
+            out,
+            "measured = {{ package = {}, version = {}, date = {}, triggers = [{}], repeats = {}, reproduces = {}, waits = {{ {} }}{} }}",
+            toml_str(&m.package),
+            toml_str(&m.version),
+            toml_str(&m.date),
+            triggers.join(", "),
+            g.repeats,
+            reproduces,
+            waits.join(", "),
+            match g.plumbing.via.strip_prefix("daemon:") {
+                Some(d) => format!(", daemon = {}", toml_str(d)),
+                None => String::new(),
+            }
+        );
+        let via = if g.plumbing.via == "shell" {
+            "shell"
+        } else {
+            "direct"
+        };
+        let stdio = if g.plumbing.stdio == "socketpair" {
+            "socketpair"
+        } else {
+            "pipes"
+        };
+        let _ = writeln!(
+            out,
+            "plumbing = {{ stdio = \"{stdio}\", group = \"{}\", via = \"{via}\" }}",
+            g.plumbing.group
+        );
+        if g.walked_away.is_some() {
+            let _ = writeln!(out, "abandons = true");
+        }
+        let mut notes = Vec::new();
+        if !g.senders.is_empty() {
+            notes.push(format!("Signals from: {}.", g.senders.join(", ")));
+        }
+        if let Some(d) = g.plumbing.via.strip_prefix("daemon:") {
+            notes.push(format!(
+                "The server's parent is the host's daemon ({d}), not the process the user quits."
+            ));
+        }
+        if let Some(w) = &g.walked_away {
+            notes.push(format!("Walked away: {w}."));
+        }
+        if !g.daemons.is_empty() {
+            notes.push(format!(
+                "Left running after the host exited (killed by pid): {}.",
+                g.daemons.join("; ")
+            ));
+        }
+        if !reproduces {
+            notes.push(
+                "The waits spread wider than ±50 ms or ±10 % across repeats (see measured.waits)."
+                    .into(),
+            );
+        }
+        let _ = writeln!(out, "cap_note = {}", toml_str(&notes.join(" ")));
+        let _ = writeln!(out, "steps = [");
+        for (i, (action, to)) in g.shape.iter().enumerate() {
+            let wait = match g.waits.get(i) {
+                Some((_, (_, med, _))) => med.round().max(0.0) as u64,
+                None if g.walked_away.is_some() => WALK_CAP_MS,
+                None => LAST_WINDOW_MS,
+            };
+            let to = match to.as_str() {
+                "process" => String::new(),
+                "children" | "tree" => ", to = \"tree\"".into(),
+                t => format!(", to = \"{t}\""),
+            };
+            // The other end of stdout gone (stdin closed before): a close-pipes step.
+            let action = if action == "stdout-closed" {
+                "close-pipes"
+            } else {
+                action
+            };
+            let _ = writeln!(out, "  {{ do = \"{action}\"{to}, wait_ms = {wait} }},");
+        }
+        if g.shape.is_empty() {
+            let _ = writeln!(out, "  {{ do = \"nothing\", wait_ms = {WALK_CAP_MS} }},");
+        }
+        let _ = writeln!(out, "]");
+    }
+    out
+}
+
+/// Which release changed a host's ladder or plumbing, path by path: versions oldest first.
+pub fn history(ms_: &[Measurement]) -> String {
+    let mut out = String::new();
+    let mut by_path: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    for m in ms_ {
+        for p in &m.paths {
+            let cell = match summarise(p) {
+                Ok(l) => {
+                    let steps: Vec<String> = l
+                        .shape
+                        .iter()
+                        .enumerate()
+                        .map(|(i, (a, t))| match l.waits.get(i) {
+                            Some((_, (_, med, _))) => format!("{a}→{t} {med:.0}ms"),
+                            None => format!("{a}→{t}"),
+                        })
+                        .collect();
+                    let mut c = format!(
+                        "[{} {} {}] {}",
+                        l.plumbing.stdio,
+                        l.plumbing.group,
+                        l.plumbing.via,
+                        if steps.is_empty() {
+                            "nothing".into()
+                        } else {
+                            steps.join(", ")
+                        }
+                    );
+                    if l.walked_away.is_some() {
+                        c.push_str(", walks away");
+                    }
+                    c
+                }
+                Err(u) => format!("not measured: {}", u.why),
+            };
+            by_path
+                .entry(p.trigger.clone())
+                .or_default()
+                .push((m.version.clone(), cell));
+        }
+    }
+    let host = ms_.first().map(|m| m.host.as_str()).unwrap_or("?");
+    let _ = writeln!(
+        out,
+        "{host}: ladder and plumbing per release (oldest first)"
+    );
+    for (trigger, cells) in by_path {
+        let _ = writeln!(out, "\n{trigger}:");
+        let mut last: Option<String> = None;
+        for (v, c) in cells {
+            let shape_only = |s: &str| {
+                s.split(", ")
+                    .map(|x| x.split(' ').next().unwrap_or(""))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            let changed = last
+                .as_deref()
+                .is_some_and(|l| shape_only(l) != shape_only(&c));
+            let mark = if changed { "  ← changed" } else { "" };
+            let _ = writeln!(out, "  {v:>12}  {c}{mark}");
+            last = Some(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hosts::analyze::{Delivery, Plumbing, RunReading};
+    use crate::hosts::measure::{Measurement, PathRuns, Run};
+
+    fn run(actions: &[(&str, f64)], ctty: bool, walked: bool) -> Run {
+        Run {
+            reading: Some(RunReading {
+                started: true,
+                plumbing: Plumbing {
+                    stdio: "socketpair".into(),
+                    group: "host".into(),
+                    via: "direct".into(),
+                    ctty,
+                },
+                deliveries: actions
+                    .iter()
+                    .map(|(a, t)| Delivery {
+                        action: (*a).into(),
+                        to: "process".into(),
+                        from: "host".into(),
+                        at_ms: *t,
+                    })
+                    .collect(),
+                host_exit_ms: Some(1.0),
+                walked_away: walked.then(|| "alive 3 s after the host exited".into()),
+            }),
+            failure: None,
+            daemons: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn paths_with_equal_ladders_share_a_profile_and_the_quit_command_names_it() {
+        let ladder = [("sigint", 10.0), ("sigterm", 110.0), ("sigkill", 510.0)];
+        let m = Measurement {
+            host: "claude-code".into(),
+            package: "@anthropic-ai/claude-code".into(),
+            version: "2.1.332".into(),
+            date: "2026-12-02".into(),
+            repeats: 2,
+            paths: vec![
+                PathRuns {
+                    trigger: "mcp-list".into(),
+                    runs: vec![run(&ladder, false, false), run(&ladder, false, false)],
+                },
+                PathRuns {
+                    trigger: "quit-command".into(),
+                    runs: vec![run(&ladder, true, false), run(&ladder, true, false)],
+                },
+                PathRuns {
+                    trigger: "sigkill".into(),
+                    runs: vec![run(
+                        &[("close-stdin", 5.0), ("stdout-closed", 6.0)],
+                        true,
+                        true,
+                    )],
+                },
+            ],
+            wall_ms: 0,
+            installed: false,
+        };
+        let toml = profiles_toml(&m, "Claude Code");
+        let parsed: toml::Value = toml::from_str(&toml).unwrap();
+        let profiles = parsed["profile"].as_array().unwrap();
+        let ids: Vec<&str> = profiles.iter().map(|p| p["id"].as_str().unwrap()).collect();
+        assert_eq!(ids, ["claude-code", "claude-code-sigkill"]);
+        assert_eq!(profiles[0]["steps"][0]["wait_ms"].as_integer(), Some(100));
+        assert_eq!(profiles[1]["steps"][0]["do"].as_str(), Some("close-pipes"));
+        assert_eq!(profiles[1]["abandons"].as_bool(), Some(true));
+    }
+}

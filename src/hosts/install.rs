@@ -1,0 +1,122 @@
+//! Installing a host release from npm into the shared cache, pinned, once:
+//! `<user cache>/hosts/<package>@<version>/`. A finished install is a directory with a
+//! `.installed` stamp; a second identical measurement finds it and installs nothing.
+
+use std::path::{Path, PathBuf};
+
+use super::HostError;
+
+/// The registry's view of a package: its versions, oldest first, and their dates.
+#[derive(Clone, Debug, Default)]
+pub struct Releases {
+    pub newest: String,
+    /// (version, ISO date), in publication order.
+    pub dated: Vec<(String, String)>,
+}
+
+fn npm(args: &[&str]) -> Result<String, HostError> {
+    duct::cmd("npm", args)
+        .env("NO_UPDATE_NOTIFIER", "1")
+        .stderr_null()
+        .stdout_capture()
+        .unchecked()
+        .run()
+        .map_err(|e| HostError::Registry(format!("npm {}: {e}", args.join(" "))))
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+/// The package's releases (`npm view <pkg> time --json`), pre-releases left out.
+pub fn releases(package: &str) -> Result<Releases, HostError> {
+    let newest = npm(&["view", package, "version"])?.trim().to_string();
+    if newest.is_empty() {
+        return Err(HostError::Registry(format!("npm has no package {package}")));
+    }
+    let time: serde_json::Value =
+        serde_json::from_str(&npm(&["view", package, "time", "--json"])?).unwrap_or_default();
+    let mut dated: Vec<(String, String)> = time
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .filter(|(k, _)| k.as_str() != "created" && k.as_str() != "modified")
+                .filter(|(k, _)| !k.contains('-'))
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                .collect()
+        })
+        .unwrap_or_default();
+    dated.sort_by(|a, b| a.1.cmp(&b.1));
+    Ok(Releases { newest, dated })
+}
+
+pub fn install_dir(cache: &Path, package: &str, version: &str) -> PathBuf {
+    cache.join("hosts").join(format!("{package}@{version}"))
+}
+
+/// Installs (or finds) `package@version`; returns the binary and whether it installed.
+pub fn ensure(
+    cache: &Path,
+    package: &str,
+    bin: &str,
+    version: &str,
+) -> Result<(PathBuf, bool), HostError> {
+    let dir = install_dir(cache, package, version);
+    let exe = dir.join("node_modules/.bin").join(bin);
+    if dir.join(".installed").is_file() && exe.exists() {
+        return Ok((exe, false));
+    }
+    let tmp = dir.with_extension("partial");
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).map_err(|e| HostError::io(&tmp, e))?;
+    let spec = format!("{package}@{version}");
+    let args: Vec<std::ffi::OsString> = [
+        "install",
+        "--no-audit",
+        "--no-fund",
+        "--no-save",
+        "--foreground-scripts",
+        "--prefix",
+    ]
+    .iter()
+    .map(Into::into)
+    .chain([tmp.clone().into_os_string(), spec.clone().into()])
+    .collect();
+    let out = duct::cmd("npm", args)
+        .env("NO_UPDATE_NOTIFIER", "1")
+        .stderr_to_stdout()
+        .stdout_capture()
+        .unchecked()
+        .run()
+        .map_err(|e| HostError::Install(spec.clone(), e.to_string()))?;
+    if !out.status.success() {
+        let text = String::from_utf8_lossy(&out.stdout);
+        let last = text
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        return Err(HostError::Install(spec, last.to_string()));
+    }
+    // npm may hold back install scripts: packages that link their native binary there
+    // (Claude Code's install.cjs) are finished by running them once.
+    let pkg_dir = tmp.join("node_modules").join(package);
+    if pkg_dir.join("install.cjs").is_file() {
+        let _ = duct::cmd("node", ["install.cjs"])
+            .dir(&pkg_dir)
+            .stdout_null()
+            .stderr_null()
+            .unchecked()
+            .run();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| HostError::io(parent, e))?;
+    }
+    std::fs::rename(&tmp, &dir).map_err(|e| HostError::io(&dir, e))?;
+    std::fs::write(dir.join(".installed"), &spec).map_err(|e| HostError::io(&dir, e))?;
+    if !exe.exists() {
+        return Err(HostError::Install(
+            spec,
+            format!("no {bin} in node_modules/.bin"),
+        ));
+    }
+    Ok((exe, true))
+}

@@ -1,0 +1,177 @@
+//! `check --real-host <host> -- CMD`: the user's server under the real host binary, once
+//! per quit path the host can be driven through offline. The host launches the command as
+//! configured (the same files `host measure` writes, with CMD instead of the recorder); the
+//! server is found among the run's processes, watched by pidfd, and judged on what it did
+//! after the quit: ended by the host's ladder (and at which step of the host's measured
+//! ladder) or left running after the host exited.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::catalogue::{Drive, HostSpec, TuiQuit};
+use super::standin::StandIn;
+use super::HostError;
+use crate::os::hostproc::{self, HostProc, Launch};
+
+/// What the server did on one quit path.
+#[derive(Clone, Debug, Serialize)]
+pub struct RealRun {
+    pub trigger: String,
+    /// Exited this long after the quit (ms), or `None`.
+    pub exit_ms: Option<f64>,
+    pub left_running: bool,
+    pub failure: Option<String>,
+    /// A one-shot command: the time counts from its start, not from a quit.
+    pub one_shot: bool,
+}
+
+fn find_server(marker: &str, host: &HostProc, command: &[String], limit: Duration) -> Option<i32> {
+    let host_pid = host.pid();
+    let shell = host.spawned_pid();
+    // The whole command line, so the host's own path (node_modules/...) never matches.
+    let name = command.join(" ");
+    let end = Instant::now() + limit;
+    while Instant::now() < end {
+        let mut candidates: Vec<(i32, String)> = hostproc::leftovers(marker)
+            .into_iter()
+            .map(|l| (l.pid, l.cmdline))
+            .collect();
+        candidates.extend(
+            crate::os::procfs::descendants(host_pid)
+                .into_iter()
+                .map(|p| (p.pid, p.cmdline)),
+        );
+        if let Some((pid, _)) = candidates
+            .into_iter()
+            .find(|(pid, c)| *pid != host_pid && *pid != shell && c.contains(&name))
+        {
+            return Some(pid);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
+}
+
+/// Runs `command` under `spec` for each TUI quit path and the one-shot paths.
+pub fn check(spec: &HostSpec, exe: &Path, command: &[String]) -> Result<Vec<RealRun>, HostError> {
+    let api = StandIn::start().map_err(|e| HostError::io(Path::new("127.0.0.1"), e))?;
+    let mut out = Vec::new();
+    for path in spec.paths {
+        let dir = tempfile::Builder::new()
+            .prefix("mcp-shutdown-real-host-")
+            .tempdir()
+            .map_err(|e| HostError::io(Path::new("/tmp"), e))?;
+        let (home, cwd) = (dir.path().join("home"), dir.path().join("work"));
+        for d in [&home, &cwd] {
+            std::fs::create_dir_all(d).map_err(|e| HostError::io(d, e))?;
+        }
+        let setup = spec.setup(&home, &cwd, command, &api.base_url());
+        for (file, text) in &setup.files {
+            if let Some(p) = file.parent() {
+                std::fs::create_dir_all(p).map_err(|e| HostError::io(p, e))?;
+            }
+            std::fs::write(file, text).map_err(|e| HostError::io(file, e))?;
+        }
+        let env: BTreeMap<String, OsString> = setup
+            .env
+            .into_iter()
+            .map(|(k, v)| (k, OsString::from(v)))
+            .collect();
+        let marker = format!("real-{}-{}", std::process::id(), crate::os::mono_ns());
+        let (args, pty): (Vec<String>, bool) = match path.drive {
+            Drive::OneShot(a) => (a.iter().map(|s| s.to_string()).collect(), false),
+            Drive::Tui(_) => (spec.tui_args.iter().map(|s| s.to_string()).collect(), true),
+        };
+        let mut host = HostProc::spawn(&Launch {
+            program: exe,
+            args: &args,
+            env: &env,
+            cwd: &cwd,
+            marker: &marker,
+            pty,
+        })
+        .map_err(|e| HostError::io(exe, e))?;
+        let mut run = RealRun {
+            trigger: path.trigger.into(),
+            exit_ms: None,
+            left_running: false,
+            failure: None,
+            one_shot: matches!(path.drive, Drive::OneShot(_)),
+        };
+        let Some(server) = find_server(&marker, &host, command, Duration::from_secs(40)) else {
+            run.failure = Some("the host never started the server".into());
+            let _ = hostproc::kill_all(&marker, &[host.pid()]);
+            out.push(run);
+            continue;
+        };
+        let death = hostproc::watch_death(server);
+        let mut t0 = crate::os::mono_ns();
+        if let Drive::Tui(quit) = path.drive {
+            std::thread::sleep(Duration::from_millis(3000));
+            t0 = crate::os::mono_ns();
+            match quit {
+                TuiQuit::Command(c) => {
+                    host.type_slowly(c.as_bytes(), Duration::from_millis(30));
+                    std::thread::sleep(Duration::from_millis(400));
+                    t0 = crate::os::mono_ns();
+                    host.type_slowly(b"\r", Duration::ZERO);
+                }
+                TuiQuit::CtrlD => {
+                    host.type_slowly(b"\x04", Duration::ZERO);
+                    if host.wait_exit(Duration::from_millis(300)).is_none() {
+                        host.type_slowly(b"\x04", Duration::ZERO);
+                    }
+                }
+                TuiQuit::CtrlCTwice => {
+                    host.type_slowly(b"\x03", Duration::ZERO);
+                    std::thread::sleep(Duration::from_millis(300));
+                    host.type_slowly(b"\x03", Duration::ZERO);
+                }
+                TuiQuit::TerminalClosed => host.close_terminal(),
+                TuiQuit::Sigterm => host.signal(nix::sys::signal::Signal::SIGTERM),
+                TuiQuit::Sigkill => host.signal(nix::sys::signal::Signal::SIGKILL),
+            }
+        }
+        let exited = host.wait_exit(Duration::from_secs(40));
+        if exited.is_none() {
+            run.failure = Some("the host did not quit".into());
+        }
+        let died = death.and_then(|rx| rx.recv_timeout(super::measure::WALK_WINDOW).ok());
+        run.exit_ms = died.map(|d| (d as f64 - t0 as f64).max(0.0) / 1e6);
+        run.left_running = died.is_none() && exited.is_some();
+        let _ = hostproc::kill_all(&marker, &[server, host.pid()]);
+        drop(host);
+        out.push(run);
+    }
+    Ok(out)
+}
+
+/// The verdict lines: a server the host left running fails the path.
+pub fn render(host: &str, version: &str, runs: &[RealRun]) -> (String, bool) {
+    let mut text = format!("under the real {host} {version}:\n");
+    let mut ok = true;
+    for r in runs {
+        let line = match (&r.failure, r.exit_ms, r.left_running) {
+            (Some(f), _, _) => format!("  {:16} not judged: {f}", r.trigger),
+            (None, Some(ms), _) => {
+                format!("  {:16} PASS  exited {ms:.0} ms after the quit", r.trigger)
+            }
+            (None, None, true) => {
+                ok = false;
+                format!(
+                    "  {:16} FAIL  still running {} s after the host exited (the host walked away; it was killed by pid)",
+                    r.trigger,
+                    super::measure::WALK_WINDOW.as_secs()
+                )
+            }
+            (None, None, false) => format!("  {:16} not judged: no exit seen", r.trigger),
+        };
+        text.push_str(&line);
+        text.push('\n');
+    }
+    (text, ok)
+}

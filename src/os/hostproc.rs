@@ -1,0 +1,336 @@
+//! A real host process for `host measure`: spawned in a pseudo-terminal of its own (as a
+//! terminal's shell would start it: session leader, the pty as controlling terminal) or
+//! with plain pipes for its one-shot commands; typed into, hung up, signalled, watched by
+//! pidfd, and every process it left behind found by an environment marker and killed.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::io::Read;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::pidfd::Pidfd;
+use super::procfs;
+
+/// The environment variable every process of one measurement inherits.
+pub const MARKER_ENV: &str = "MCP_SHUTDOWN_HOST_RUN";
+
+/// How the host is started.
+pub struct Launch<'a> {
+    pub program: &'a Path,
+    pub args: &'a [String],
+    pub env: &'a BTreeMap<String, OsString>,
+    pub cwd: &'a Path,
+    pub marker: &'a str,
+    /// In a pseudo-terminal (a TUI) or with stdin closed and output discarded (one-shot).
+    pub pty: bool,
+}
+
+/// A running host.
+pub struct HostProc {
+    /// The process spawned: the host itself, or the shell that leads the terminal's session.
+    child: Child,
+    host_pid: i32,
+    pidfd: Option<Pidfd>,
+    terminal: Option<std::sync::mpsc::Sender<TermCmd>>,
+    screen: Arc<Mutex<Vec<u8>>>,
+}
+
+enum TermCmd {
+    Write(Vec<u8>),
+    Close,
+}
+
+fn winsize() -> libc::winsize {
+    libc::winsize {
+        ws_row: 40,
+        ws_col: 120,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    }
+}
+
+impl HostProc {
+    /// With `pty`, the host runs as a terminal's foreground job: a shell (`sh -c`) leads
+    /// the session and has the terminal as its controlling terminal, and the host is its
+    /// child, as when a user types the command. Closing the terminal then hangs up the
+    /// shell and the foreground group; killing the host leaves the shell and terminal up.
+    pub fn spawn(l: &Launch) -> std::io::Result<Self> {
+        let mut cmd = if l.pty {
+            let mut c = Command::new("/bin/sh");
+            // The shell stays after the host exits, as a user's shell returns to its prompt.
+            c.arg("-c")
+                .arg("\"$0\" \"$@\"; s=$?; sleep 30; exit $s")
+                .arg(l.program);
+            c
+        } else {
+            Command::new(l.program)
+        };
+        cmd.args(l.args)
+            .env_clear()
+            .envs(l.env)
+            .env(MARKER_ENV, l.marker)
+            .current_dir(l.cwd);
+        if l.pty {
+            let ws = winsize();
+            let pty = nix::pty::openpty(Some(&ws), None)?;
+            let slave_fd = pty.slave.as_raw_fd();
+            nix::fcntl::fcntl(
+                &pty.master,
+                nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
+            )?;
+            let (a, b, c) = (
+                pty.slave.try_clone()?,
+                pty.slave.try_clone()?,
+                pty.slave.try_clone()?,
+            );
+            cmd.stdin(Stdio::from(a))
+                .stdout(Stdio::from(b))
+                .stderr(Stdio::from(c));
+            // SAFETY: setsid and ioctl(TIOCSCTTY) are async-signal-safe.
+            unsafe {
+                cmd.pre_exec(move || {
+                    nix::unistd::setsid()?;
+                    if libc::ioctl(slave_fd, libc::TIOCSCTTY as _, 0) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+            let child = cmd.spawn()?;
+            drop(pty.slave);
+            let shell = child.id() as i32;
+            let host_pid = find_child(shell, Duration::from_secs(5)).unwrap_or(shell);
+            let screen = Arc::new(Mutex::new(Vec::new()));
+            let terminal = Some(run_terminal(pty.master, screen.clone()));
+            return Ok(Self {
+                child,
+                host_pid,
+                pidfd: Pidfd::open(host_pid as u32).ok(),
+                terminal,
+                screen,
+            });
+        }
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        // SAFETY: setsid is async-signal-safe; a one-shot host gets a session of its own
+        // (no controlling terminal), as under a CI runner.
+        unsafe {
+            cmd.pre_exec(|| nix::unistd::setsid().map(|_| ()).map_err(Into::into));
+        }
+        let child = cmd.spawn()?;
+        let host_pid = child.id() as i32;
+        Ok(Self {
+            child,
+            host_pid,
+            pidfd: Pidfd::open(host_pid as u32).ok(),
+            terminal: None,
+            screen: Arc::new(Mutex::new(Vec::new())),
+        })
+    }
+
+    /// The process spawned (the terminal's shell, or the host itself).
+    pub fn spawned_pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// The host's pid (not the shell's).
+    pub fn pid(&self) -> i32 {
+        self.host_pid
+    }
+
+    /// Types into the terminal one byte at a time (a TUI that reads a burst as a paste
+    /// would not run a command from it).
+    pub fn type_slowly(&self, text: &[u8], gap: Duration) {
+        if let Some(t) = &self.terminal {
+            for b in text {
+                let _ = t.send(TermCmd::Write(vec![*b]));
+                std::thread::sleep(gap);
+            }
+        }
+    }
+
+    /// Closes the terminal (its master, the only one): the kernel hangs the session up.
+    pub fn close_terminal(&mut self) {
+        if let Some(t) = self.terminal.take() {
+            let _ = t.send(TermCmd::Close);
+        }
+    }
+
+    pub fn signal(&self, sig: nix::sys::signal::Signal) {
+        match &self.pidfd {
+            Some(p) => {
+                let name = match sig {
+                    nix::sys::signal::Signal::SIGKILL => crate::model::SignalName::Kill,
+                    nix::sys::signal::Signal::SIGINT => crate::model::SignalName::Int,
+                    nix::sys::signal::Signal::SIGHUP => crate::model::SignalName::Hup,
+                    _ => crate::model::SignalName::Term,
+                };
+                let _ = p.signal(name);
+            }
+            None => {
+                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.host_pid), sig);
+            }
+        }
+    }
+
+    /// The exit time (CLOCK_MONOTONIC ns) if it exits within `limit`.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<u64> {
+        let t = match &self.pidfd {
+            Some(p) => p.wait_exit(limit).ok().flatten(),
+            None => None,
+        };
+        let _ = self.child.try_wait();
+        t
+    }
+
+    /// What the terminal showed (ANSI and all), for a one-line reason when it stalls.
+    pub fn screen_text(&self) -> String {
+        let bytes = self.screen.lock().map(|s| s.clone()).unwrap_or_default();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+}
+
+impl Drop for HostProc {
+    fn drop(&mut self) {
+        self.signal(nix::sys::signal::Signal::SIGKILL);
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.close_terminal();
+    }
+}
+
+fn find_child(parent: i32, limit: Duration) -> Option<i32> {
+    let end = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < end {
+        if let Some(p) = procfs::all_processes()
+            .into_iter()
+            .find(|p| p.ppid == parent)
+        {
+            return Some(p.pid);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    None
+}
+
+/// The terminal's one owner: reads it (a TUI blocks when nobody does), answers the queries
+/// TUIs send before drawing (cursor position `ESC[6n`, device attributes `ESC[c`), types
+/// what it is sent, and closes the master when told.
+fn run_terminal(master: OwnedFd, screen: Arc<Mutex<Vec<u8>>>) -> std::sync::mpsc::Sender<TermCmd> {
+    let (tx, rx) = std::sync::mpsc::channel::<TermCmd>();
+    std::thread::spawn(move || {
+        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+        // SAFETY: the fd is owned by this File from here on.
+        let mut f =
+            unsafe { std::fs::File::from_raw_fd(std::os::fd::IntoRawFd::into_raw_fd(master)) };
+        let mut buf = [0u8; 8192];
+        loop {
+            loop {
+                match rx.try_recv() {
+                    Ok(TermCmd::Write(b)) => {
+                        let _ = std::io::Write::write_all(&mut f, &b);
+                    }
+                    Ok(TermCmd::Close) | Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                        return;
+                    }
+                    Err(std::sync::mpsc::TryRecvError::Empty) => break,
+                }
+            }
+            let ready = {
+                let mut fds = [PollFd::new(std::os::fd::AsFd::as_fd(&f), PollFlags::POLLIN)];
+                poll(&mut fds, PollTimeout::from(10u8)).unwrap_or(0) > 0
+            };
+            if !ready {
+                continue;
+            }
+            match f.read(&mut buf) {
+                Ok(0) | Err(_) => std::thread::sleep(Duration::from_millis(10)),
+                Ok(n) => {
+                    let chunk = &buf[..n];
+                    if contains(chunk, b"\x1b[6n") {
+                        let _ = std::io::Write::write_all(&mut f, b"\x1b[1;1R");
+                    }
+                    if contains(chunk, b"\x1b[c") || contains(chunk, b"\x1b[0c") {
+                        let _ = std::io::Write::write_all(&mut f, b"\x1b[?62;22c");
+                    }
+                    if let Ok(mut s) = screen.lock() {
+                        s.extend_from_slice(chunk);
+                        let len = s.len();
+                        if len > 1 << 20 {
+                            s.drain(..len - (1 << 19));
+                        }
+                    }
+                }
+            }
+        }
+    });
+    tx
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// A process that carries the measurement's marker.
+#[derive(Clone, Debug)]
+pub struct Leftover {
+    pub pid: i32,
+    pub ppid: i32,
+    pub cmdline: String,
+}
+
+/// Every live process of this measurement (the host's daemons and servers included).
+pub fn leftovers(marker: &str) -> Vec<Leftover> {
+    procfs::with_env(MARKER_ENV, marker)
+        .into_iter()
+        .filter(|p| !p.is_zombie())
+        .map(|p| Leftover {
+            pid: p.pid,
+            ppid: p.ppid,
+            cmdline: p.cmdline,
+        })
+        .collect()
+}
+
+/// Kills, by pid, every live process of this measurement and the recorder processes
+/// (which the host may have started with a filtered environment); returns what it killed.
+pub fn kill_all(marker: &str, extra: &[i32]) -> Vec<Leftover> {
+    let mut killed = Vec::new();
+    for _ in 0..20 {
+        let mut found = leftovers(marker);
+        for &pid in extra {
+            if let Some(p) = procfs::proc_info(pid).filter(|p| !p.is_zombie()) {
+                found.push(Leftover {
+                    pid,
+                    ppid: p.ppid,
+                    cmdline: p.cmdline,
+                });
+            }
+        }
+        if found.is_empty() {
+            break;
+        }
+        for p in &found {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(p.pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        killed.extend(found);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    killed.sort_by_key(|l| l.pid);
+    killed.dedup_by_key(|l| l.pid);
+    killed
+}
+
+/// Watches a pid by pidfd: the time it dies (CLOCK_MONOTONIC ns), on a channel.
+pub fn watch_death(pid: i32) -> Option<std::sync::mpsc::Receiver<u64>> {
+    Pidfd::open(pid as u32).ok()?.watch().ok()
+}
