@@ -461,7 +461,7 @@ fn choose<'k>(kit: &'k Kit, version: &str) -> Result<&'k Variant, NotTestable> {
                 "no template supports this version (templates cover {})",
                 ranges.join("; ")
             ),
-            Unsupported::BadVersion(e) => e,
+            Unsupported::BadVersion(e) => e.to_string(),
         },
     })
 }

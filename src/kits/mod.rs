@@ -35,7 +35,7 @@ mod install;
 mod registry;
 mod spec;
 mod template;
-mod version;
+pub mod version;
 
 pub use arg::{parse_sdk_arg, SdkRequest, Target, VersionSel};
 pub use install::{instantiate, prepare, Instance, NotTestable, Prepared, Source, StepFailure};
@@ -45,7 +45,7 @@ pub use spec::{
     Untestable, Variant,
 };
 pub use template::{select as select_variant, Unsupported};
-pub use version::{Version, VersionReq};
+pub use version::{compare as compare_versions, Version, VersionError, VersionReq};
 
 /// Errors before anything is installed: a bad `--sdk` argument, a bad kit file, a registry
 /// that cannot be read.

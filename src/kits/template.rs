@@ -120,7 +120,7 @@ pub enum Unsupported {
     /// No variant's range contains it.
     NoVariant { ranges: Vec<String> },
     /// Not a version at all.
-    BadVersion(String),
+    BadVersion(super::version::VersionError),
 }
 
 /// The variant for `version`: `[[untestable]]` entries first, then the first variant (in
