@@ -871,7 +871,7 @@ fn lock_with_retries(
     for (i, extra) in delays.iter().enumerate() {
         let mut v = vars.clone();
         if let Some(b) = base {
-            v.insert("before".into(), date::format(b + i64::from(*extra) * 60));
+            v.insert("before".into(), date::format(date::later(b, *extra)));
         }
         if i > 0 {
             if let Ok(mut f) = OpenOptions::new().append(true).open(log) {

@@ -340,18 +340,7 @@ fn maven_date(pkg: &str, version: &str) -> Option<String> {
     let url = format!("{}/{version}/{artifact}-{version}.pom", maven_base(pkg));
     let resp = agent().head(&url).call().ok()?;
     let lm = resp.headers().get("last-modified")?.to_str().ok()?;
-    http_date(lm)
-}
-
-/// `Tue, 01 Dec 2026 08:59:54 GMT` → RFC 3339.
-fn http_date(s: &str) -> Option<String> {
-    let mut it = s.split_whitespace().skip(1);
-    let (d, mon, y, t) = (it.next()?, it.next()?, it.next()?, it.next()?);
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let m = MONTHS.iter().position(|x| *x == mon)? + 1;
-    Some(format!("{y}-{m:02}-{:0>2}T{t}Z", d))
+    super::date::from_http(lm)
 }
 
 /// The releases `sel` names, with dates. An exact version the listing lacks is looked up
@@ -470,10 +459,6 @@ mod tests {
             ["0.7.0", "0.10.0", "2.0.0-M2", "2.0.0"]
         );
         assert!(parse_maven_metadata("<metadata/>").is_err());
-        assert_eq!(
-            http_date("Tue, 01 Dec 2026 08:59:54 GMT").as_deref(),
-            Some("2026-12-01T08:59:54Z")
-        );
     }
 
     #[test]
