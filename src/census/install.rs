@@ -370,18 +370,9 @@ fn read_tail(log: &mut File) -> String {
     tail(&text, TAIL_LINES)
 }
 
-/// Is `program` runnable: an existing path, or found on `PATH`.
+/// Is `program` runnable: an executable path, or found on `PATH`.
 fn on_path(program: &str) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    let executable = |p: &Path| {
-        fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    if program.contains('/') {
-        return executable(Path::new(program));
-    }
-    std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|dir| executable(&dir.join(program)))
-    })
+    which::which(program).is_ok()
 }
 
 /// Holds an exclusive lock on `locks/<key>.lock` until dropped. The lock belongs to the open

@@ -263,10 +263,7 @@ fn which(program: &str) -> Option<PathBuf> {
     if program.contains('/') {
         return Path::new(program).exists().then(|| PathBuf::from(program));
     }
-    let paths = std::env::var_os("PATH")?;
-    std::env::split_paths(&paths)
-        .map(|d| d.join(program))
-        .find(|p| p.is_file())
+    which::which(program).ok()
 }
 
 /// Where one source of one line lives, and the names it goes by.

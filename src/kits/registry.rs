@@ -147,18 +147,18 @@ pub fn parse_go_list(text: &str) -> Result<Vec<Release>, String> {
     Ok(sorted(out))
 }
 
-/// Maven's `maven-metadata.xml`: every `<version>` inside `<versions>`.
+/// Maven's `maven-metadata.xml`: every `<version>` inside `<versioning><versions>`.
 pub fn parse_maven_metadata(xml: &str) -> Result<Vec<Release>, String> {
-    let block = xml
-        .split_once("<versions>")
-        .and_then(|(_, rest)| rest.split_once("</versions>"))
-        .map(|(b, _)| b)
+    let doc = roxmltree::Document::parse(xml).map_err(|e| format!("maven-metadata.xml: {e}"))?;
+    let versions = doc
+        .descendants()
+        .find(|n| n.has_tag_name("versions"))
         .ok_or("maven-metadata.xml has no <versions>")?;
-    let list = block
-        .split("<version>")
-        .skip(1)
-        .filter_map(|s| s.split_once("</version>").map(|(v, _)| v.trim()))
-        .map(|v| release(v, None, false))
+    let list = versions
+        .children()
+        .filter(|n| n.has_tag_name("version"))
+        .filter_map(|n| n.text())
+        .map(|v| release(v.trim(), None, false))
         .collect();
     Ok(sorted(list))
 }
@@ -459,6 +459,7 @@ mod tests {
             ["0.7.0", "0.10.0", "2.0.0-M2", "2.0.0"]
         );
         assert!(parse_maven_metadata("<metadata/>").is_err());
+        assert!(parse_maven_metadata("<metadata><versions>").is_err());
     }
 
     #[test]
