@@ -6,11 +6,12 @@
 //! transport becomes an [`Entry`] whose argv is built without a shell; everything else becomes a
 //! [`Skipped`] that names the entry, a JSON pointer and, where the text allows, a line.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// What a required secret is given: servers must start with it, and nothing real leaks.
@@ -1040,140 +1041,32 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
 }
 
 /// Byte offset of the value a JSON pointer names in `text` (already known to be valid JSON),
-/// or of the deepest value on its path that exists.
+/// or of the deepest value on its path that exists. Each step borrows the value's raw text
+/// from `text` (serde_json's `RawValue`), so its offset is where that text starts.
 fn locate(text: &str, pointer: &str) -> usize {
-    let mut s = Scanner {
-        b: text.as_bytes(),
-        i: 0,
+    let offset = |raw: &str| raw.as_ptr() as usize - text.as_ptr() as usize;
+    let Ok(mut here) = serde_json::from_str::<&RawValue>(text) else {
+        return text.len() - text.trim_start().len();
     };
-    s.ws();
-    let mut best = s.i;
-    if pointer.is_empty() {
-        return best;
-    }
     for token in pointer.split('/').skip(1) {
         let token = token.replace("~1", "/").replace("~0", "~");
-        let found = match s.peek() {
-            Some(b'{') => s.member(text, &token),
-            Some(b'[') => token.parse().ok().and_then(|n| s.element(n)),
+        let raw = here.get();
+        let next = match raw.as_bytes().first() {
+            Some(b'{') => serde_json::from_str::<HashMap<String, &RawValue>>(raw)
+                .ok()
+                .and_then(|m| m.get(&token).copied()),
+            Some(b'[') => serde_json::from_str::<Vec<&RawValue>>(raw)
+                .ok()
+                .zip(token.parse::<usize>().ok())
+                .and_then(|(items, n)| items.get(n).copied()),
             _ => None,
         };
-        match found {
-            Some(()) => best = s.i,
+        match next {
+            Some(v) => here = v,
             None => break,
         }
     }
-    best
-}
-
-/// Just enough of a JSON tokenizer to walk to a pointer; the text was validated by serde_json
-/// first, so malformed input only has to terminate, not be diagnosed.
-struct Scanner<'a> {
-    b: &'a [u8],
-    i: usize,
-}
-
-impl Scanner<'_> {
-    fn peek(&self) -> Option<u8> {
-        self.b.get(self.i).copied()
-    }
-
-    fn ws(&mut self) {
-        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-            self.i += 1;
-        }
-    }
-
-    /// Skips a string starting at `"`; returns its raw span including the quotes.
-    fn string(&mut self) -> Option<(usize, usize)> {
-        let start = self.i;
-        self.i += 1;
-        while let Some(c) = self.peek() {
-            self.i += 1;
-            match c {
-                b'\\' => self.i += 1,
-                b'"' => return Some((start, self.i)),
-                _ => {}
-            }
-        }
-        None
-    }
-
-    fn value(&mut self) -> Option<()> {
-        self.ws();
-        match self.peek()? {
-            b'"' => self.string().map(|_| ()),
-            open @ (b'{' | b'[') => {
-                let close = if open == b'{' { b'}' } else { b']' };
-                self.i += 1;
-                loop {
-                    self.ws();
-                    match self.peek()? {
-                        c if c == close => {
-                            self.i += 1;
-                            return Some(());
-                        }
-                        b',' | b':' => self.i += 1,
-                        _ => self.value()?,
-                    }
-                }
-            }
-            _ => {
-                while matches!(self.peek(), Some(c) if !matches!(c, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
-                {
-                    self.i += 1;
-                }
-                Some(())
-            }
-        }
-    }
-
-    /// At `{`: moves to the value of member `key`.
-    fn member(&mut self, text: &str, key: &str) -> Option<()> {
-        self.i += 1;
-        loop {
-            self.ws();
-            match self.peek()? {
-                b'}' => return None,
-                b',' => self.i += 1,
-                b'"' => {
-                    let (a, z) = self.string()?;
-                    let name: String = serde_json::from_str(&text[a..z]).ok()?;
-                    self.ws();
-                    if self.peek()? != b':' {
-                        return None;
-                    }
-                    self.i += 1;
-                    self.ws();
-                    if name == key {
-                        return Some(());
-                    }
-                    self.value()?;
-                }
-                _ => return None,
-            }
-        }
-    }
-
-    /// At `[`: moves to element `n`.
-    fn element(&mut self, n: usize) -> Option<()> {
-        self.i += 1;
-        let mut seen = 0;
-        loop {
-            self.ws();
-            match self.peek()? {
-                b']' => return None,
-                b',' => self.i += 1,
-                _ => {
-                    if seen == n {
-                        return Some(());
-                    }
-                    self.value()?;
-                    seen += 1;
-                }
-            }
-        }
-    }
+    offset(here.get())
 }
 
 #[cfg(test)]
