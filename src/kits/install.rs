@@ -14,7 +14,7 @@ use std::time::Instant;
 use super::date;
 use super::registry::Release;
 use super::spec::{Kit, LocalRecipe, Recipe, Step, Variant};
-use super::template::{self, Unsupported};
+use super::template::{self, TemplateError, Unsupported};
 use crate::config::manifest::normalize;
 
 const STAMP: &str = ".kit-stamp";
@@ -143,11 +143,14 @@ pub enum NotTestable {
         version: String,
         what: String,
     },
-    #[error("{line}: template {}: {message}", path.display())]
+    #[error("{line}: template {}: {context}{source}", path.display())]
     Template {
         line: String,
         path: PathBuf,
-        message: String,
+        /// Which part of the kit file (`step [...]: `, `env NAME: `, `shape NAME: `), or empty.
+        context: String,
+        #[source]
+        source: TemplateError,
     },
     #[error("{line}: local source {}: {reason}", path.display())]
     Local {
@@ -320,11 +323,12 @@ pub fn prepare(kit: &Kit, source: &Source, cache: &Path) -> Result<Prepared, Not
 }
 
 /// An error in a template of the kit file itself (a `vars` value).
-fn tmpl_err(kit: &Kit) -> impl Fn(String) -> NotTestable + '_ {
-    move |message| NotTestable::Template {
+fn tmpl_err(kit: &Kit) -> impl Fn(TemplateError) -> NotTestable + '_ {
+    move |source| NotTestable::Template {
         line: kit.id.clone(),
         path: kit.path.clone(),
-        message,
+        context: String::new(),
+        source,
     }
 }
 
@@ -479,10 +483,11 @@ fn render_files(
             let bytes = fs::read(&from).map_err(io(&from))?;
             let bytes = match String::from_utf8(bytes) {
                 Ok(text) => template::render(&text, vars, None)
-                    .map_err(|message| NotTestable::Template {
+                    .map_err(|source| NotTestable::Template {
                         line: kit.id.clone(),
                         path: from.clone(),
-                        message,
+                        context: String::new(),
+                        source,
                     })?
                     .into_bytes(),
                 // Binary files are copied as they are.
@@ -543,10 +548,11 @@ fn render_step(
 ) -> Result<Vec<String>, NotTestable> {
     step.iter()
         .map(|a| {
-            template::render(a, vars, Some(dir)).map_err(|message| NotTestable::Template {
+            template::render(a, vars, Some(dir)).map_err(|source| NotTestable::Template {
                 line: kit.id.clone(),
                 path: kit.path.clone(),
-                message: format!("step {step:?}: {message}"),
+                context: format!("step {step:?}: "),
+                source,
             })
         })
         .collect()
@@ -561,10 +567,11 @@ fn env_of(
         .map(|(k, v)| {
             template::render(v, vars, None)
                 .map(|v| (k.clone(), v))
-                .map_err(|message| NotTestable::Template {
+                .map_err(|source| NotTestable::Template {
                     line: kit.id.clone(),
                     path: kit.path.clone(),
-                    message: format!("env {k}: {message}"),
+                    context: format!("env {k}: "),
+                    source,
                 })
         })
         .collect()
@@ -647,12 +654,7 @@ fn bootstrap(kit: &Kit, cache: &Path, vars: &BTreeMap<String, String>) -> Result
     fs::create_dir_all(&tools).map_err(io(&tools))?;
     let env = env_of(kit, vars)?;
     for b in &kit.bootstrap {
-        let creates =
-            template::render(&b.creates, vars, None).map_err(|message| NotTestable::Template {
-                line: kit.id.clone(),
-                path: kit.path.clone(),
-                message,
-            })?;
+        let creates = template::render(&b.creates, vars, None).map_err(tmpl_err(kit))?;
         let _guard = lock(&tools.join(format!(".{}.lock", b.name)))?;
         if Path::new(&creates).exists() {
             continue;
@@ -905,10 +907,11 @@ fn instances(
         v.insert("shape".into(), shape.name.clone());
         v.insert("name".into(), name.clone());
         let render = |s: &str| {
-            template::render(s, &v, Some(dir)).map_err(|message| NotTestable::Template {
+            template::render(s, &v, Some(dir)).map_err(|source| NotTestable::Template {
                 line: kit.id.clone(),
                 path: kit.path.clone(),
-                message: format!("shape {}: {message}", shape.name),
+                context: format!("shape {}: ", shape.name),
+                source,
             })
         };
         let command = render(&shape.command)?;
