@@ -113,7 +113,20 @@ pub enum InstallError {
         tail: String,
     },
     #[error("install of {id}: uv {UV_VERSION} is not available: {reason}")]
-    NoUv { id: String, reason: String },
+    NoUv {
+        id: String,
+        #[source]
+        reason: UvError,
+    },
+}
+
+/// Why the pinned uv could not be put into the cache.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum UvError {
+    #[error("`python3` is not on PATH")]
+    NoPython,
+    #[error("{0}")]
+    Install(Box<InstallError>),
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> InstallError + '_ {
@@ -566,9 +579,9 @@ fn ensure_uv(
     runner: &dyn Runner,
     cache: &Path,
     progress: &mut dyn FnMut(Progress),
-) -> Result<(), String> {
+) -> Result<(), UvError> {
     if !on_path("python3") {
-        return Err("`python3` is not on PATH".into());
+        return Err(UvError::NoPython);
     }
     let steps = uv_steps(cache);
     let key = format!("uv-{UV_VERSION}");
@@ -583,14 +596,14 @@ fn ensure_uv(
     }
     run_once(runner, cache, "uv", &key, &steps)
         .map(|_| ())
-        .map_err(|e| e.to_string())
+        .map_err(|e| UvError::Install(Box::new(e)))
 }
 
 fn install_entry(
     runner: &dyn Runner,
     entry: &Entry,
     cache: &Path,
-    uv: Option<&Result<(), String>>,
+    uv: Option<&Result<(), UvError>>,
 ) -> Result<bool, InstallError> {
     match (entry.registry, uv) {
         (Registry::Pypi, Some(Err(reason))) => {
@@ -801,10 +814,10 @@ mod tests {
         assert!(results[0].is_ok());
         assert!(matches!(seen[0], Progress::Runtime { .. }));
         let err =
-            install_entry(&fake, &es[1], dir.path(), Some(&Err("no python3".into()))).unwrap_err();
+            install_entry(&fake, &es[1], dir.path(), Some(&Err(UvError::NoPython))).unwrap_err();
         assert_eq!(
             err.to_string(),
-            format!("install of mcp-server-time-2026.10.19: uv {UV_VERSION} is not available: no python3")
+            format!("install of mcp-server-time-2026.10.19: uv {UV_VERSION} is not available: `python3` is not on PATH")
         );
     }
 }

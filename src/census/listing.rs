@@ -143,13 +143,25 @@ pub enum ListingError {
         column: usize,
         message: String,
     },
-    #[error("{}:{line}:{column}: not a registry listing: {message}", path.display())]
+    #[error("{}:{line}:{column}: not a registry listing: {problem}", path.display())]
     Shape {
         path: PathBuf,
         line: usize,
         column: usize,
-        message: String,
+        problem: ShapeError,
     },
+}
+
+/// Why a valid JSON document is not a listing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShapeError {
+    #[error("`servers` must be an array of server entries, found {0}")]
+    ServersNotArray(&'static str),
+    #[error(
+        "expected the registry's /v0/servers response ({{\"servers\": [...]}}), an array of \
+         server.json documents or one server.json, found {0}"
+    )]
+    Unknown(String),
 }
 
 const NOT_RUNNABLE: &str = "not runnable here: ";
@@ -195,13 +207,13 @@ pub fn parse_listing_with(
         column: e.column(),
         message: strip_position(&e.to_string()),
     })?;
-    let servers = servers_of(&root).map_err(|message| {
+    let servers = servers_of(&root).map_err(|problem| {
         let (line, column) = line_column(text, locate(text, ""));
         ListingError::Shape {
             path: path.to_path_buf(),
             line,
             column,
-            message,
+            problem,
         }
     })?;
     let mut listing = Listing::default();
@@ -242,7 +254,7 @@ fn strip_position(message: &str) -> String {
 }
 
 /// The server objects of a listing with their JSON pointers, whatever the accepted shape.
-fn servers_of(root: &Value) -> Result<Vec<(String, &Value)>, String> {
+fn servers_of(root: &Value) -> Result<Vec<(String, &Value)>, ShapeError> {
     fn item(prefix: String, v: &Value) -> (String, &Value) {
         // A registry response wraps each server.json as {"server": …, "_meta": …}.
         match v.get("server") {
@@ -257,10 +269,7 @@ fn servers_of(root: &Value) -> Result<Vec<(String, &Value)>, String> {
                 .enumerate()
                 .map(|(i, v)| item(format!("/servers/{i}"), v))
                 .collect()),
-            other => Err(format!(
-                "`servers` must be an array of server entries, found {}",
-                kind(other)
-            )),
+            other => Err(ShapeError::ServersNotArray(kind(other))),
         },
         Value::Object(obj)
             if obj.contains_key("name")
@@ -274,11 +283,7 @@ fn servers_of(root: &Value) -> Result<Vec<(String, &Value)>, String> {
             .enumerate()
             .map(|(i, v)| item(format!("/{i}"), v))
             .collect()),
-        other => Err(format!(
-            "expected the registry's /v0/servers response ({{\"servers\": [...]}}), an array of \
-             server.json documents or one server.json, found {}",
-            describe_top(other)
-        )),
+        other => Err(ShapeError::Unknown(describe_top(other))),
     }
 }
 
@@ -1145,10 +1150,7 @@ mod tests {
                 path: "l.json".into(),
                 line: 3,
                 column: 3,
-                message: "expected the registry's /v0/servers response ({\"servers\": [...]}), \
-                          an array of server.json documents or one server.json, found an \
-                          object with keys `items`"
-                    .into()
+                problem: ShapeError::Unknown("an object with keys `items`".into())
             }
         );
         let err = parse_listing(Path::new("l.json"), r#"{"servers": 3}"#).unwrap_err();

@@ -131,7 +131,8 @@ pub enum NotTestable {
     Unsupported {
         line: String,
         version: String,
-        reason: String,
+        #[source]
+        reason: Unsupported,
     },
     #[error("{line}: needs `{program}`, which is not on PATH")]
     MissingProgram { line: String, program: String },
@@ -141,7 +142,8 @@ pub enum NotTestable {
     Incomplete {
         line: String,
         version: String,
-        what: String,
+        #[source]
+        what: Incomplete,
     },
     #[error("{line}: template {}: {context}{source}", path.display())]
     Template {
@@ -156,7 +158,8 @@ pub enum NotTestable {
     Local {
         line: String,
         path: PathBuf,
-        reason: String,
+        #[source]
+        reason: LocalError,
     },
     #[error("{}: {source}", path.display())]
     Io {
@@ -164,6 +167,30 @@ pub enum NotTestable {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// What an installation that ran to the end did not leave behind.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Incomplete {
+    #[error("bootstrap `{name}` did not create {creates}")]
+    Bootstrap { name: String, creates: String },
+    #[error("installation finished but did not create {}", .0.display())]
+    Output(PathBuf),
+    #[error("the lock steps did not write {}", .0.display())]
+    Lockfile(PathBuf),
+}
+
+/// Why a local checkout or artifact cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum LocalError {
+    #[error("the {0} kit has no [local] recipe")]
+    NoRecipe(String),
+    #[error("cannot be read: {0}")]
+    Unreadable(#[source] std::io::Error),
+    #[error("the {0} kit builds checkouts (directories) only")]
+    DirectoriesOnly(String),
+    #[error("the build left no artifact matching {pattern:?} in {}", out.display())]
+    NoArtifact { pattern: String, out: PathBuf },
 }
 
 /// A step of an installation that failed: what ran, where, and the end of its output.
@@ -368,7 +395,7 @@ fn release_source<'k>(
             date::cutoff(d, kit.cutoff_margin_minutes).map_err(|e| NotTestable::Unsupported {
                 line: kit.id.clone(),
                 version: r.version.clone(),
-                reason: format!("release date: {e}"),
+                reason: Unsupported::BadDate(e),
             })?
         }
         // No date from the registry (a Maven mirror): Maven, Go and Cargo pin what
@@ -453,17 +480,10 @@ fn first_setup(dir: &Path) -> Result<String, NotTestable> {
 }
 
 fn choose<'k>(kit: &'k Kit, version: &str) -> Result<&'k Variant, NotTestable> {
-    template::select(kit, version).map_err(|u| NotTestable::Unsupported {
+    template::select(kit, version).map_err(|reason| NotTestable::Unsupported {
         line: kit.id.clone(),
         version: version.to_string(),
-        reason: match u {
-            Unsupported::Listed(reason) => reason,
-            Unsupported::NoVariant { ranges } => format!(
-                "no template supports this version (templates cover {})",
-                ranges.join("; ")
-            ),
-            Unsupported::BadVersion(e) => e.to_string(),
-        },
+        reason,
     })
 }
 
@@ -668,7 +688,10 @@ fn bootstrap(kit: &Kit, cache: &Path, vars: &BTreeMap<String, String>) -> Result
             return Err(NotTestable::Incomplete {
                 line: kit.id.clone(),
                 version: b.name.clone(),
-                what: format!("bootstrap `{}` did not create {creates}", b.name),
+                what: Incomplete::Bootstrap {
+                    name: b.name.clone(),
+                    creates,
+                },
             });
         }
     }
@@ -708,10 +731,7 @@ fn install(
         return Err(NotTestable::Incomplete {
             line: kit.id.clone(),
             version: label.clone(),
-            what: format!(
-                "installation finished but did not create {}",
-                dir.join(missing).display()
-            ),
+            what: Incomplete::Output(dir.join(missing)),
         });
     }
     fs::write(&stamp, plan.stamp_key()).map_err(io(&stamp))?;
@@ -838,7 +858,7 @@ fn refresh_lock(
             return Err(NotTestable::Incomplete {
                 line: kit.id.clone(),
                 version: label.to_string(),
-                what: format!("the lock steps did not write {}", lf.display()),
+                what: Incomplete::Lockfile(lf.clone()),
             });
         }
         fs::write(&key_file, plan.lock_key.hex()).map_err(io(&key_file))?;
@@ -1029,10 +1049,7 @@ fn local_source(
 ) -> Result<(Place, DirLock), NotTestable> {
     let local_err = local_err(kit, path);
     let Some(local) = &kit.local else {
-        return Err(local_err(format!(
-            "the {} kit has no [local] recipe",
-            kit.id
-        )));
+        return Err(local_err(LocalError::NoRecipe(kit.id.clone())));
     };
     let copy = LocalCopy::new(local, path, base, &local_err)?;
     let guard = lock(&base.join(format!(".{}.lock", copy.label)))?;
@@ -1082,7 +1099,7 @@ fn local_source(
 }
 
 /// An error about a local source, naming it as the user gave it (not canonicalised).
-fn local_err<'a>(kit: &'a Kit, path: &'a Path) -> impl Fn(String) -> NotTestable + 'a {
+fn local_err<'a>(kit: &'a Kit, path: &'a Path) -> impl Fn(LocalError) -> NotTestable + 'a {
     move |reason| NotTestable::Local {
         line: kit.id.clone(),
         path: path.to_path_buf(),
@@ -1110,13 +1127,12 @@ impl LocalCopy {
         local: &LocalRecipe,
         path: &Path,
         base: &Path,
-        local_err: &impl Fn(String) -> NotTestable,
+        local_err: &impl Fn(LocalError) -> NotTestable,
     ) -> Result<Self, NotTestable> {
-        let origin =
-            fs::canonicalize(path).map_err(|e| local_err(format!("cannot be read: {e}")))?;
+        let origin = fs::canonicalize(path).map_err(|e| local_err(LocalError::Unreadable(e)))?;
         let is_dir = origin.is_dir();
         let hash = content_hash(&origin, if is_dir { &local.exclude } else { &[] })
-            .map_err(|e| local_err(format!("cannot be read: {e}")))?;
+            .map_err(|e| local_err(LocalError::Unreadable(e)))?;
         let label = format!("local-{}", &hash[..8]);
         Ok(LocalCopy {
             dir: base.join(&label),
@@ -1188,14 +1204,11 @@ fn local_artifact(
     kit: &Kit,
     local: &LocalRecipe,
     copy: &LocalCopy,
-    local_err: &impl Fn(String) -> NotTestable,
+    local_err: &impl Fn(LocalError) -> NotTestable,
 ) -> Result<Option<PathBuf>, NotTestable> {
     let Some(pattern) = &local.artifact else {
         if !copy.is_dir {
-            return Err(local_err(format!(
-                "the {} kit builds checkouts (directories) only",
-                kit.id
-            )));
+            return Err(local_err(LocalError::DirectoriesOnly(kit.id.clone())));
         }
         return Ok(None);
     };
@@ -1210,10 +1223,10 @@ fn local_artifact(
             .into_owned()
     };
     let artifact = find_artifact(&copy.out, &pattern).ok_or_else(|| {
-        local_err(format!(
-            "the build left no artifact matching {pattern:?} in {}",
-            copy.out.display()
-        ))
+        local_err(LocalError::NoArtifact {
+            pattern: pattern.clone(),
+            out: copy.out.clone(),
+        })
     })?;
     Ok(Some(artifact))
 }

@@ -37,14 +37,17 @@ mod spec;
 mod template;
 pub mod version;
 
-pub use arg::{parse_sdk_arg, SdkRequest, Target, VersionSel};
-pub use install::{instantiate, prepare, Instance, NotTestable, Prepared, Source, StepFailure};
-pub use registry::{fetch_all, versions, Release};
+pub use arg::{parse_sdk_arg, ArgError, SdkRequest, Target, VersionSel};
+pub use install::{
+    instantiate, prepare, Incomplete, Instance, LocalError, NotTestable, Prepared, Source,
+    StepFailure,
+};
+pub use registry::{fetch_all, versions, RegistryError, Release};
 pub use spec::{
     load_file, load_kits, Bootstrap, Ecosystem, Expect, Kit, LocalRecipe, Recipe, Shape,
     Untestable, Variant,
 };
-pub use template::{select as select_variant, Unsupported};
+pub use template::{select as select_variant, TemplateError, Unsupported};
 pub use version::{compare as compare_versions, Version, VersionError, VersionReq};
 
 /// Errors before anything is installed: a bad `--sdk` argument, a bad kit file, a registry
@@ -52,7 +55,11 @@ pub use version::{compare as compare_versions, Version, VersionError, VersionReq
 #[derive(Debug, thiserror::Error)]
 pub enum KitError {
     #[error("--sdk {arg:?}: {reason}")]
-    Arg { arg: String, reason: String },
+    Arg {
+        arg: String,
+        #[source]
+        reason: ArgError,
+    },
     #[error("cannot read {}: {source}", path.display())]
     Read {
         path: PathBuf,
@@ -72,7 +79,8 @@ pub enum KitError {
     Registry {
         line: String,
         via: String,
-        reason: String,
+        #[source]
+        reason: RegistryError,
     },
     #[error("{line}: version {version} is not published (newest: {newest})")]
     NoVersion {

@@ -12,6 +12,33 @@ use super::spec::{Ecosystem, Kit};
 use super::version::Version;
 use super::KitError;
 
+/// Why a registry's list of versions could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error("{what}: {source}")]
+    Json {
+        what: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("maven-metadata.xml: {0}")]
+    Xml(#[from] roxmltree::Error),
+    #[error("maven-metadata.xml has no <versions>")]
+    NoVersions,
+    #[error("{0}")]
+    Http(#[from] Box<ureq::Error>),
+    #[error("could not start: {0}")]
+    Spawn(#[source] std::io::Error),
+    /// The command failed; the last lines it printed on stderr.
+    #[error("{tail}")]
+    Exited { tail: String },
+}
+
+fn bad_json(what: impl Into<String>) -> impl FnOnce(serde_json::Error) -> RegistryError {
+    let what = what.into();
+    move |source| RegistryError::Json { what, source }
+}
+
 /// One published version.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Release {
@@ -43,7 +70,7 @@ fn sorted(mut list: Vec<Release>) -> Vec<Release> {
 // ---- parsers (pure) -----------------------------------------------------------------------
 
 /// `npm view PKG versions time --json`: `{"versions": [...] | "x", "time": {v: date}}`.
-pub fn parse_npm(json: &str) -> Result<Vec<Release>, String> {
+pub fn parse_npm(json: &str) -> Result<Vec<Release>, RegistryError> {
     #[derive(Deserialize)]
     #[serde(untagged)]
     enum OneOrMany {
@@ -56,7 +83,7 @@ pub fn parse_npm(json: &str) -> Result<Vec<Release>, String> {
         #[serde(default)]
         time: std::collections::BTreeMap<String, String>,
     }
-    let v: View = serde_json::from_str(json).map_err(|e| format!("npm view output: {e}"))?;
+    let v: View = serde_json::from_str(json).map_err(bad_json("npm view output"))?;
     // `time` also keeps unpublished versions; `versions` is what can be installed.
     let versions = match v.versions {
         Some(OneOrMany::One(s)) => vec![s],
@@ -73,7 +100,7 @@ pub fn parse_npm(json: &str) -> Result<Vec<Release>, String> {
 
 /// PyPI's `https://pypi.org/pypi/PKG/json`: a release's date is its first file's upload
 /// time; releases without files cannot be installed and are left out.
-pub fn parse_pypi(json: &str) -> Result<Vec<Release>, String> {
+pub fn parse_pypi(json: &str) -> Result<Vec<Release>, RegistryError> {
     #[derive(Deserialize)]
     struct File {
         upload_time_iso_8601: Option<String>,
@@ -84,7 +111,7 @@ pub fn parse_pypi(json: &str) -> Result<Vec<Release>, String> {
     struct Project {
         releases: std::collections::BTreeMap<String, Vec<File>>,
     }
-    let p: Project = serde_json::from_str(json).map_err(|e| format!("PyPI JSON: {e}"))?;
+    let p: Project = serde_json::from_str(json).map_err(bad_json("PyPI JSON"))?;
     Ok(sorted(
         p.releases
             .iter()
@@ -101,7 +128,7 @@ pub fn parse_pypi(json: &str) -> Result<Vec<Release>, String> {
 }
 
 /// The crates.io sparse index file of a crate: one JSON object per line, with `pubtime`.
-pub fn parse_crates_index(text: &str) -> Result<Vec<Release>, String> {
+pub fn parse_crates_index(text: &str) -> Result<Vec<Release>, RegistryError> {
     #[derive(Deserialize)]
     struct Entry {
         vers: String,
@@ -116,14 +143,14 @@ pub fn parse_crates_index(text: &str) -> Result<Vec<Release>, String> {
         .filter(|(_, l)| !l.trim().is_empty())
     {
         let e: Entry = serde_json::from_str(line)
-            .map_err(|e| format!("crates.io index line {}: {e}", i + 1))?;
+            .map_err(bad_json(format!("crates.io index line {}", i + 1)))?;
         out.push(release(&e.vers, e.pubtime, e.yanked));
     }
     Ok(sorted(out))
 }
 
 /// `go list -m -json MOD@v1 MOD@v2 ...`: concatenated JSON objects with `Version`, `Time`.
-pub fn parse_go_list(text: &str) -> Result<Vec<Release>, String> {
+pub fn parse_go_list(text: &str) -> Result<Vec<Release>, RegistryError> {
     #[derive(Deserialize)]
     #[serde(rename_all = "PascalCase")]
     struct Module {
@@ -135,7 +162,7 @@ pub fn parse_go_list(text: &str) -> Result<Vec<Release>, String> {
     }
     let mut out = Vec::new();
     for m in serde_json::Deserializer::from_str(text).into_iter::<Module>() {
-        let m = m.map_err(|e| format!("go list output: {e}"))?;
+        let m = m.map_err(bad_json("go list output"))?;
         if m.error.is_some() {
             continue;
         }
@@ -148,12 +175,12 @@ pub fn parse_go_list(text: &str) -> Result<Vec<Release>, String> {
 }
 
 /// Maven's `maven-metadata.xml`: every `<version>` inside `<versioning><versions>`.
-pub fn parse_maven_metadata(xml: &str) -> Result<Vec<Release>, String> {
-    let doc = roxmltree::Document::parse(xml).map_err(|e| format!("maven-metadata.xml: {e}"))?;
+pub fn parse_maven_metadata(xml: &str) -> Result<Vec<Release>, RegistryError> {
+    let doc = roxmltree::Document::parse(xml)?;
     let versions = doc
         .descendants()
         .find(|n| n.has_tag_name("versions"))
-        .ok_or("maven-metadata.xml has no <versions>")?;
+        .ok_or(RegistryError::NoVersions)?;
     let list = versions
         .children()
         .filter(|n| n.has_tag_name("version"))
@@ -214,7 +241,7 @@ pub fn select(list: &[Release], sel: &VersionSel) -> Vec<Release> {
 
 // ---- fetching -----------------------------------------------------------------------------
 
-fn registry_err(kit: &Kit, source: &str, reason: impl Into<String>) -> KitError {
+fn registry_err(kit: &Kit, source: &str, reason: impl Into<RegistryError>) -> KitError {
     KitError::Registry {
         line: kit.id.clone(),
         via: source.to_string(),
@@ -240,12 +267,12 @@ fn http_get(kit: &Kit, url: &str) -> Result<String, KitError> {
     agent()
         .get(url)
         .call()
-        .map_err(|e| registry_err(kit, url, e.to_string()))?
+        .map_err(|e| registry_err(kit, url, Box::new(e)))?
         .body_mut()
         .with_config()
         .limit(64 * 1024 * 1024)
         .read_to_string()
-        .map_err(|e| registry_err(kit, url, e.to_string()))
+        .map_err(|e| registry_err(kit, url, Box::new(e)))
 }
 
 fn run(kit: &Kit, program: &str, args: &[String]) -> Result<String, KitError> {
@@ -261,14 +288,16 @@ fn run(kit: &Kit, program: &str, args: &[String]) -> Result<String, KitError> {
         .stdout_capture()
         .unchecked()
         .run()
-        .map_err(|e| registry_err(kit, &shown, format!("could not start: {e}")))?;
+        .map_err(|e| registry_err(kit, &shown, RegistryError::Spawn(e)))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         let tail: Vec<&str> = err.lines().rev().take(5).collect();
         return Err(registry_err(
             kit,
             &shown,
-            tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
+            RegistryError::Exited {
+                tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
+            },
         ));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())

@@ -160,14 +160,20 @@ pub fn extend(
 }
 
 /// Why a version has no template.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Unsupported {
     /// Listed in `[[untestable]]`, with its reason.
+    #[error("{0}")]
     Listed(String),
     /// No variant's range contains it.
+    #[error("no template supports this version (templates cover {})", ranges.join("; "))]
     NoVariant { ranges: Vec<String> },
     /// Not a version at all.
+    #[error("{0}")]
     BadVersion(VersionError),
+    /// The registry's release date is not a date.
+    #[error("release date: {0}")]
+    BadDate(super::date::DateError),
 }
 
 /// The variant for `version`: `[[untestable]]` entries first, then the first variant (in
