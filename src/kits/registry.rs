@@ -11,6 +11,7 @@ use super::arg::VersionSel;
 use super::spec::{Ecosystem, Kit};
 use super::version::Version;
 use super::KitError;
+use crate::os::command as os;
 
 /// Why a registry's list of versions could not be had.
 #[derive(Debug, thiserror::Error)]
@@ -278,16 +279,9 @@ fn http_get(kit: &Kit, url: &str) -> Result<String, KitError> {
 fn run(kit: &Kit, program: &str, args: &[String]) -> Result<String, KitError> {
     let shown = format!("{program} {}", args.join(" "));
     let dir = std::env::temp_dir();
-    let out = duct::cmd(program, args)
-        .dir(&dir)
-        // Outside any module, so `go list` never reads or edits a go.mod of the caller.
-        .env("GOFLAGS", "-mod=mod")
-        .env("GO111MODULE", "on")
-        .stdin_null()
-        .stderr_capture()
-        .stdout_capture()
-        .unchecked()
-        .run()
+    // Outside any module, so `go list` never reads or edits a go.mod of the caller.
+    let env = [("GOFLAGS", "-mod=mod"), ("GO111MODULE", "on")];
+    let out = os::run_captured(program.as_ref(), args, &dir, env, os::Stderr::Separate)
         .map_err(|e| registry_err(kit, &shown, RegistryError::Spawn(e)))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);

@@ -2,6 +2,7 @@
 //! runner that spawns each step with a timeout.
 
 use super::*;
+use crate::os::command as os;
 
 /// Where a step ran to, as far as the install logic cares.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,43 +22,22 @@ pub(super) struct System;
 impl Runner for System {
     fn run(&self, step: &Step, log: &mut File) -> std::io::Result<Outcome> {
         writeln!(log, "$ {}", step.render_with_env())?;
-        let out = log.try_clone()?;
-        let err = log.try_clone()?;
-        let mut child = Command::new(&step.program)
-            .args(&step.args)
-            .envs(&step.env)
-            .current_dir(&step.cwd)
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            // Its own group, so a timeout stops the install's children (sh, node-gyp, …) too.
-            .process_group(0)
-            .spawn()?;
-        let deadline = Instant::now() + INSTALL_TIMEOUT;
-        loop {
-            if let Some(status) = child.try_wait()? {
-                return Ok(if status.success() {
-                    Outcome::Success
-                } else {
-                    Outcome::Failed {
-                        status: status.to_string(),
-                    }
-                });
-            }
-            if Instant::now() >= deadline {
-                // std has no killpg; the kill(1) utility reaches the whole group.
-                let group = format!("-{}", child.id());
-                let _ = Command::new("kill")
-                    .args(["-KILL", "--", &group])
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .status();
-                let _ = child.kill();
-                let _ = child.wait();
-                return Ok(Outcome::TimedOut);
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        // Its own group, so a timeout stops the install's children (sh, node-gyp, …) too.
+        let status = os::run_logged(
+            &step.program,
+            &step.args,
+            &step.cwd,
+            &step.env,
+            log,
+            INSTALL_TIMEOUT,
+        )?;
+        Ok(match status {
+            Some(s) if s.success() => Outcome::Success,
+            Some(s) => Outcome::Failed {
+                status: s.to_string(),
+            },
+            None => Outcome::TimedOut,
+        })
     }
 }
 
@@ -103,21 +83,13 @@ pub(super) fn read_tail(log: &mut File) -> String {
 /// Holds an exclusive lock on `locks/<key>.lock` until dropped. The lock belongs to the open
 /// file, so it is released if the process dies, and threads of one process exclude each
 /// other as separate processes do.
-pub(super) struct Lock(#[allow(dead_code)] File);
+pub(super) type Lock = os::FileLock;
 
-// `File::lock` is std since 1.89, the crate's rust-version.
 pub(super) fn lock(cache: &Path, key: &str) -> Result<Lock, InstallError> {
     let dir = cache.join("locks");
     fs::create_dir_all(&dir).map_err(io_err(&dir))?;
     let path = dir.join(format!("{key}.lock"));
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(io_err(&path))?;
-    file.lock().map_err(io_err(&path))?;
-    Ok(Lock(file))
+    os::lock_exclusive(&path).map_err(io_err(&path))
 }
 
 pub(super) fn stamp_content(steps: &[Step]) -> String {

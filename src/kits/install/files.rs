@@ -124,7 +124,7 @@ pub(super) fn copy_tree(from: &Path, to: &Path, exclude: &[String]) -> std::io::
         }
         let meta = fs::symlink_metadata(&src)?;
         if meta.file_type().is_symlink() {
-            std::os::unix::fs::symlink(fs::read_link(&src)?, &dst)?;
+            crate::os::command::symlink(&fs::read_link(&src)?, &dst)?;
         } else {
             fs::copy(&src, &dst)?;
         }

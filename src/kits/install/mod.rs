@@ -11,7 +11,7 @@ use super::spec::{Kit, LocalRecipe, Recipe, Step, Variant};
 use super::template::{self, TemplateError, Unsupported};
 use crate::config::manifest::normalize;
 use std::collections::BTreeMap;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -2,10 +2,10 @@
 //! the install steps, each logged, under the directory's lock.
 
 use super::*;
+use crate::os::command as os;
 
-/// An exclusive advisory lock on `path`, held until dropped. flock locks belong to the open
-/// file description, so threads of one process exclude each other as processes do.
-pub(super) struct DirLock(#[allow(dead_code)] nix::fcntl::Flock<File>);
+/// An exclusive advisory lock on a directory's lock file, held until dropped.
+pub(super) type DirLock = os::FileLock;
 
 /// The kit's cache-wide lock (`exclusive`), if it names one.
 pub(super) fn exclusive(kit: &Kit, cache: &Path) -> Result<Option<DirLock>, NotTestable> {
@@ -26,20 +26,7 @@ pub(super) fn lock(path: &Path) -> Result<DirLock, NotTestable> {
     if let Some(p) = path.parent() {
         fs::create_dir_all(p).map_err(io(p))?;
     }
-    let f = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .map_err(io(path))?;
-    let locked =
-        nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive).map_err(|(_, e)| {
-            NotTestable::Io {
-                path: path.to_path_buf(),
-                source: e.into(),
-            }
-        })?;
-    Ok(DirLock(locked))
+    os::lock_exclusive(path).map_err(io(path))
 }
 
 /// Runs one rendered step in `dir`, appending the command and its output to `log`.
@@ -65,27 +52,23 @@ pub(super) fn run_step(
         });
     }
     let started = Instant::now();
-    // An OsString (not a Path): duct would prefix a bare name given as a Path with "./".
-    let mut cmd = duct::cmd(program.into_os_string(), &argv[1..]).dir(dir);
-    for (k, v) in env {
-        cmd = cmd.env(k, v);
-    }
-    let out = cmd
-        .stdin_null()
-        .stderr_to_stdout()
-        .stdout_capture()
-        .unchecked()
-        .run()
-        .map_err(|e| {
-            NotTestable::Step(Box::new(StepFailure {
-                line: kit.id.clone(),
-                version: label.to_string(),
-                command: shown.clone(),
-                dir: dir.to_path_buf(),
-                status: format!("could not start: {e}"),
-                tail: String::new(),
-            }))
-        })?;
+    let out = os::run_captured(
+        program.as_os_str(),
+        &argv[1..],
+        dir,
+        env.iter().map(|(k, v)| (k, v)),
+        os::Stderr::Merged,
+    )
+    .map_err(|e| {
+        NotTestable::Step(Box::new(StepFailure {
+            line: kit.id.clone(),
+            version: label.to_string(),
+            command: shown.clone(),
+            dir: dir.to_path_buf(),
+            status: format!("could not start: {e}"),
+            tail: String::new(),
+        }))
+    })?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     if let Ok(mut f) = OpenOptions::new().create(true).append(true).open(log) {
         let _ = writeln!(
