@@ -1,3 +1,5 @@
+//! Tests of the install phase: launches, steps, keys, stamps and locks, with a fake runner.
+
 use super::*;
 use crate::census::listing::parse_listing;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,3 +1,5 @@
+//! Tests of reading listings: entries, argv, placeholders, skips with pointers and lines.
+
 use super::*;
 
 fn parse(text: &str) -> Listing {

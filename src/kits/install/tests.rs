@@ -1,3 +1,5 @@
+//! Tests of instantiating: stamps, locks, retries, local sources, on a kit whose installs are shell scripts.
+
 use super::*;
 use crate::kits::spec;
 

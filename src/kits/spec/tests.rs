@@ -1,3 +1,5 @@
+//! Tests of reading kit files: a complete kit, and errors that point at the line and field.
+
 use super::*;
 
 /// A kit directory named `demo` with the template files the text refers to.
