@@ -44,8 +44,8 @@ pub use install::{
 };
 pub use registry::{fetch_all, versions, RegistryError, Release};
 pub use spec::{
-    load_file, load_kits, Bootstrap, Ecosystem, Expect, Kit, LocalRecipe, Recipe, Shape,
-    Untestable, Variant,
+    load_file, load_kits, Bootstrap, Ecosystem, Expect, FieldProblem, Kit, LocalRecipe, Recipe,
+    Shape, SpecProblem, Untestable, Variant,
 };
 pub use template::{select as select_variant, TemplateError, Unsupported};
 pub use version::{compare as compare_versions, Version, VersionError, VersionReq};
@@ -66,12 +66,12 @@ pub enum KitError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{}{}: {message}", path.display(), match (line, column) { (Some(l), Some(c)) => format!(":{l}:{c}"), _ => String::new() })]
+    #[error("{}{}: {problem}", path.display(), match (line, column) { (Some(l), Some(c)) => format!(":{l}:{c}"), _ => String::new() })]
     Parse {
         path: PathBuf,
         line: Option<usize>,
         column: Option<usize>,
-        message: String,
+        problem: Box<SpecProblem>,
     },
     #[error("no kit for SDK line `{line}` (known: {known})")]
     UnknownLine { line: String, known: String },
@@ -120,9 +120,15 @@ mod tests {
             path: "kits/go/kit.toml".into(),
             line: Some(3),
             column: Some(7),
-            message: "field `x`: bad".into(),
+            problem: Box::new(SpecProblem::Field {
+                field: "x".into(),
+                problem: FieldProblem::Empty,
+            }),
         };
-        assert_eq!(e.to_string(), "kits/go/kit.toml:3:7: field `x`: bad");
+        assert_eq!(
+            e.to_string(),
+            "kits/go/kit.toml:3:7: field `x`: must not be empty"
+        );
     }
 
     /// The kits shipped in this repository all load and their ranges are consistent.

@@ -19,7 +19,7 @@ pub(super) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    pub(super) fn err(&self, span: Option<Range<usize>>, message: String) -> KitError {
+    pub(super) fn err(&self, span: Option<Range<usize>>, problem: SpecProblem) -> KitError {
         let (line, column) = match span {
             Some(s) => {
                 let (l, c) = position(self.text, s.start);
@@ -31,13 +31,13 @@ impl Ctx<'_> {
             path: self.path.to_path_buf(),
             line,
             column,
-            message,
+            problem: Box::new(problem),
         }
     }
 
     pub(super) fn req(&self, field: &str, s: &Spanned<String>) -> Result<VersionReq, KitError> {
         VersionReq::parse(s.get_ref())
-            .map_err(|e| self.err(Some(s.span()), format!("field `{field}`: {e}")))
+            .map_err(|e| self.err(Some(s.span()), field_err(field, FieldProblem::Version(e))))
     }
 
     /// Every `{{name}}` in `text` must be a built-in or a declared variable.
@@ -48,16 +48,17 @@ impl Ctx<'_> {
         text: &str,
         known: &BTreeSet<String>,
     ) -> Result<(), KitError> {
-        let names = template::placeholders(text)
-            .map_err(|e| self.err(Some(span.clone()), format!("field `{field}`: {e}")))?;
+        let names = template::placeholders(text).map_err(|e| {
+            self.err(
+                Some(span.clone()),
+                field_err(field, FieldProblem::Template(e)),
+            )
+        })?;
         for n in names {
             if !template::is_builtin(&n) && !known.contains(&n) {
                 return Err(self.err(
                     Some(span),
-                    format!(
-                        "field `{field}`: unknown placeholder {{{{{n}}}}} (built-ins: {}; or declare it in a `vars` table)",
-                        template::BUILTINS.join(", ")
-                    ),
+                    field_err(field, FieldProblem::UnknownPlaceholder(n)),
                 ));
             }
         }
@@ -77,7 +78,7 @@ impl Ctx<'_> {
             if step.is_empty() {
                 return Err(self.err(
                     Some(steps.span()),
-                    format!("field `{field}[{i}]`: a step needs at least a program"),
+                    field_err(format!("{field}[{i}]"), FieldProblem::NoProgram),
                 ));
             }
             for a in step {
@@ -98,17 +99,14 @@ impl Ctx<'_> {
             if dst.starts_with('/') || dst.split('/').any(|c| c == "..") {
                 return Err(self.err(
                     Some(src.span()),
-                    format!("field `{field}`: destination {dst:?} must stay inside the instance directory"),
+                    field_err(field, FieldProblem::OutsideDir(dst)),
                 ));
             }
             let p = dir.join(src.get_ref());
             if !p.exists() {
                 return Err(self.err(
                     Some(src.span()),
-                    format!(
-                        "field `{field}.\"{dst}\"`: template {} does not exist",
-                        p.display()
-                    ),
+                    field_err(format!("{field}.\"{dst}\""), FieldProblem::NoTemplate(p)),
                 ));
             }
             out.insert(dst, src.into_inner());
@@ -126,7 +124,7 @@ pub(super) fn local_command(
     match c {
         Some(v) if v.get_ref().is_empty() => Err(cx.err(
             Some(v.span()),
-            format!("field `local.{field}`: a command needs at least a program"),
+            field_err(format!("local.{field}"), FieldProblem::CommandNoProgram),
         )),
         Some(v) => Ok(Some(v.get_ref().clone())),
         None => Ok(None),
@@ -145,7 +143,13 @@ pub(super) fn check_expect(cx: &Ctx, field: &str, s: &RawShape) -> Result<(), Ki
             if !allowed.contains(&v.as_str()) {
                 return Err(cx.err(
                     Some(s.command.span()),
-                    format!("field `{field}.expect.{what}`: {v:?} is not one of {allowed:?}"),
+                    field_err(
+                        format!("{field}.expect.{what}"),
+                        FieldProblem::NotOneOf {
+                            value: v.clone(),
+                            allowed,
+                        },
+                    ),
                 ));
             }
         }
@@ -162,29 +166,33 @@ impl Ctx<'_> {
         if !crate::kits::arg::valid_line(id) {
             return Err(self.err(
                 Some(raw.id.span()),
-                format!(
-                    "field `id`: {id:?} is not a valid SDK line id (lowercase letters, digits and '-')"
-                ),
+                field_err("id", FieldProblem::BadId(id.clone())),
             ));
         }
         if let Some(dirname) = dir.file_name().and_then(|n| n.to_str()) {
             if dirname != id {
                 return Err(self.err(
                     Some(raw.id.span()),
-                    format!("field `id`: {id:?} must equal the kit's directory name {dirname:?}"),
+                    field_err(
+                        "id",
+                        FieldProblem::IdNotDir {
+                            id: id.clone(),
+                            dir: dirname.to_string(),
+                        },
+                    ),
                 ));
             }
         }
         if raw.package.get_ref().trim().is_empty() {
             return Err(self.err(
                 Some(raw.package.span()),
-                "field `package`: must not be empty".into(),
+                field_err("package", FieldProblem::Empty),
             ));
         }
         if raw.ecosystem == Ecosystem::Maven && !raw.package.get_ref().contains(':') {
             return Err(self.err(
                 Some(raw.package.span()),
-                "field `package`: a Maven package is `group:artifact`".into(),
+                field_err("package", FieldProblem::MavenPackage),
             ));
         }
         Ok(())
@@ -242,15 +250,12 @@ impl Ctx<'_> {
             vars: plain(raw.vars),
         };
         if release.install.is_empty() {
-            return Err(self.err(
-                None,
-                "field `release.install`: at least one step is needed".into(),
-            ));
+            return Err(self.err(None, field_err("release.install", FieldProblem::NoSteps)));
         }
         if !release.lock.is_empty() && release.lockfile.is_none() {
             return Err(self.err(
                 raw.lock.as_ref().map(|l| l.span()),
-                "field `release.lockfile`: `release.lock` writes a lockfile; name it".into(),
+                field_err("release.lockfile", FieldProblem::NoLockfile),
             ));
         }
         Ok(release)
@@ -268,7 +273,7 @@ impl Ctx<'_> {
             if a.get_ref().matches('*').count() > 1 || a.get_ref().contains('/') {
                 return Err(self.err(
                     Some(a.span()),
-                    "field `local.artifact`: a file name with at most one `*`".into(),
+                    field_err("local.artifact", FieldProblem::BadArtifact),
                 ));
             }
         }
@@ -307,10 +312,7 @@ impl Ctx<'_> {
         match raw {
             Some(x) if !crate::kits::arg::valid_line(x.get_ref()) => Err(self.err(
                 Some(x.span()),
-                format!(
-                    "field `exclusive`: {:?} is not a lock name (lowercase letters, digits, '-')",
-                    x.get_ref()
-                ),
+                field_err("exclusive", FieldProblem::BadLockName(x.get_ref().clone())),
             )),
             x => Ok(x.map(Spanned::into_inner)),
         }
@@ -322,7 +324,7 @@ impl Ctx<'_> {
         known: &BTreeSet<String>,
     ) -> Result<Vec<Shape>, KitError> {
         if raw.is_empty() {
-            return Err(self.err(None, "field `shapes`: at least one shape is needed".into()));
+            return Err(self.err(None, field_err("shapes", FieldProblem::NoShapes)));
         }
         raw.into_iter()
             .map(|(name, s)| self.shape(name, s, known))
@@ -338,14 +340,14 @@ impl Ctx<'_> {
         if !crate::kits::arg::valid_line(&name) {
             return Err(self.err(
                 Some(s.command.span()),
-                format!("field `shapes.{name}`: not a valid shape name (lowercase letters, digits, '-')"),
+                field_err(format!("shapes.{name}"), FieldProblem::BadShapeName),
             ));
         }
         let field = format!("shapes.{name}");
         if s.command.get_ref().trim().is_empty() {
             return Err(self.err(
                 Some(s.command.span()),
-                format!("field `{field}.command`: must not be empty"),
+                field_err(format!("{field}.command"), FieldProblem::Empty),
             ));
         }
         self.names_known(
@@ -391,9 +393,9 @@ impl Ctx<'_> {
             if !seen.insert(v.name.get_ref().clone()) {
                 return Err(self.err(
                     Some(v.name.span()),
-                    format!(
-                        "field `{field}.name`: variant {:?} is defined twice",
-                        v.name.get_ref()
+                    field_err(
+                        format!("{field}.name"),
+                        FieldProblem::VariantTwice(v.name.get_ref().clone()),
                     ),
                 ));
             }
@@ -410,10 +412,7 @@ impl Ctx<'_> {
             });
         }
         if variants.is_empty() {
-            return Err(self.err(
-                None,
-                "field `variant`: at least one [[variant]] is needed".into(),
-            ));
+            return Err(self.err(None, field_err("variant", FieldProblem::NoVariants)));
         }
         Ok(variants)
     }
@@ -435,7 +434,10 @@ impl Ctx<'_> {
         {
             return Err(self.err(
                 Some(s.span()),
-                format!("field `{field}.shapes`: no shape named {bad:?}"),
+                field_err(
+                    format!("{field}.shapes"),
+                    FieldProblem::NoSuchShape(bad.clone()),
+                ),
             ));
         }
         Ok(s.into_inner())
@@ -448,7 +450,7 @@ impl Ctx<'_> {
             if u.reason.get_ref().trim().is_empty() {
                 return Err(self.err(
                     Some(u.reason.span()),
-                    format!("field `untestable[{i}].reason`: say why"),
+                    field_err(format!("untestable[{i}].reason"), FieldProblem::SayWhy),
                 ));
             }
             untestable.push(Untestable {

@@ -2,7 +2,8 @@
 //! The format is documented in `kits/README.md`.
 
 use super::template;
-use super::version::VersionReq;
+use super::template::TemplateError;
+use super::version::{VersionError, VersionReq};
 use super::KitError;
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -17,6 +18,84 @@ mod tests;
 
 use check::*;
 use raw::*;
+
+/// What is wrong with a kit file.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SpecProblem {
+    /// Not TOML, or not the shape serde expects (toml's own message).
+    #[error("{0}")]
+    Toml(String),
+    #[error("kit id `{id}` is already used by {}", other.display())]
+    DuplicateId { id: String, other: PathBuf },
+    #[error("field `{field}`: {problem}")]
+    Field {
+        field: String,
+        problem: FieldProblem,
+    },
+}
+
+/// What is wrong with one field of a kit file.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FieldProblem {
+    #[error("{0}")]
+    Version(VersionError),
+    #[error("{0}")]
+    Template(TemplateError),
+    #[error(
+        "unknown placeholder {{{{{0}}}}} (built-ins: {builtins}; or declare it in a `vars` table)",
+        builtins = template::BUILTINS.join(", ")
+    )]
+    UnknownPlaceholder(String),
+    #[error("a step needs at least a program")]
+    NoProgram,
+    #[error("a command needs at least a program")]
+    CommandNoProgram,
+    #[error("destination {0:?} must stay inside the instance directory")]
+    OutsideDir(String),
+    #[error("template {} does not exist", .0.display())]
+    NoTemplate(PathBuf),
+    #[error("{value:?} is not one of {allowed:?}")]
+    NotOneOf {
+        value: String,
+        allowed: &'static [&'static str],
+    },
+    #[error("{0:?} is not a valid SDK line id (lowercase letters, digits and '-')")]
+    BadId(String),
+    #[error("{id:?} must equal the kit's directory name {dir:?}")]
+    IdNotDir { id: String, dir: String },
+    #[error("must not be empty")]
+    Empty,
+    #[error("a Maven package is `group:artifact`")]
+    MavenPackage,
+    #[error("at least one step is needed")]
+    NoSteps,
+    #[error("`release.lock` writes a lockfile; name it")]
+    NoLockfile,
+    #[error("a file name with at most one `*`")]
+    BadArtifact,
+    #[error("{0:?} is not a lock name (lowercase letters, digits, '-')")]
+    BadLockName(String),
+    #[error("at least one shape is needed")]
+    NoShapes,
+    #[error("not a valid shape name (lowercase letters, digits, '-')")]
+    BadShapeName,
+    #[error("variant {0:?} is defined twice")]
+    VariantTwice(String),
+    #[error("at least one [[variant]] is needed")]
+    NoVariants,
+    #[error("no shape named {0:?}")]
+    NoSuchShape(String),
+    #[error("say why")]
+    SayWhy,
+}
+
+/// A problem with the field named `field`.
+fn field_err(field: impl Into<String>, problem: FieldProblem) -> SpecProblem {
+    SpecProblem::Field {
+        field: field.into(),
+        problem,
+    }
+}
 
 /// Where an SDK line's releases are published; decides how versions are listed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -182,7 +261,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Kit, KitError> {
     let raw: RawKit = toml::from_str(text).map_err(|e| {
         let msg = e.message().trim();
         let msg = if msg.is_empty() { "invalid TOML" } else { msg };
-        cx.err(e.span(), msg.to_string())
+        cx.err(e.span(), SpecProblem::Toml(msg.to_string()))
     })?;
     let dir = kit_dir(path);
     // This order decides which error a file with several is reported with: keep it.
@@ -265,11 +344,10 @@ pub fn load_kits(dir: &Path) -> Result<Vec<Kit>, KitError> {
                 path: f.clone(),
                 line: None,
                 column: None,
-                message: format!(
-                    "kit id `{}` is already used by {}",
-                    kit.id,
-                    prev.path.display()
-                ),
+                problem: Box::new(SpecProblem::DuplicateId {
+                    id: kit.id.clone(),
+                    other: prev.path.clone(),
+                }),
             });
         }
         kits.push(kit);

@@ -68,7 +68,7 @@ fn a_complete_kit_loads() {
 
 fn err(text: &str) -> (Option<usize>, String) {
     match parse_demo(text).unwrap_err() {
-        KitError::Parse { line, message, .. } => (line, message),
+        KitError::Parse { line, problem, .. } => (line, problem.to_string()),
         other => panic!("{other}"),
     }
 }
