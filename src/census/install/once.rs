@@ -43,9 +43,9 @@ impl Runner for System {
 
 /// 64-bit FNV-1a: stable across Rust releases (unlike `DefaultHasher`), enough for a stamp name.
 pub(super) fn fnv1a(data: &str) -> u64 {
-    data.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
+    let mut h = fnv::FnvHasher::default();
+    std::hash::Hasher::write(&mut h, data.as_bytes());
+    std::hash::Hasher::finish(&h)
 }
 
 /// A file-name-safe key for one install: readable prefix, hash of everything that matters.

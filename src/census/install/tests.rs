@@ -94,6 +94,11 @@ fn keys_are_file_names_and_change_with_the_command() {
 }
 
 #[test]
+fn keys_hash_as_before_so_old_stamps_still_count() {
+    assert_eq!(format!("{:016x}", fnv1a("npm-x")), "3d07d382da068237");
+}
+
+#[test]
 fn tail_keeps_the_last_lines() {
     assert_eq!(tail("a\nb\nc\n", 2), "b\nc");
     assert_eq!(tail("a", 5), "a");

@@ -2,24 +2,24 @@
 //! say whether it is up to date.
 
 use super::*;
+use std::hash::Hasher;
 
-/// 64-bit FNV-1a: stable across Rust releases (unlike `DefaultHasher`), enough for stamps.
+/// A 64-bit FNV-1a hash (the `fnv` crate) of a sequence of byte strings: stable across Rust
+/// releases (unlike `DefaultHasher`), enough for stamps. A copyable value, so one key can
+/// extend another.
 #[derive(Clone, Copy)]
 pub(super) struct Fnv(u64);
 
 impl Fnv {
     pub(super) fn new() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
+        Fnv(fnv::FnvHasher::default().finish())
     }
-    pub(super) fn add(mut self, bytes: &[u8]) -> Self {
-        for b in bytes {
-            self.0 ^= u64::from(*b);
-            self.0 = self.0.wrapping_mul(0x100_0000_01b3);
-        }
+    pub(super) fn add(self, bytes: &[u8]) -> Self {
+        let mut h = fnv::FnvHasher::with_key(self.0);
+        h.write(bytes);
         // A separator, so that ("ab","c") and ("a","bc") differ.
-        self.0 ^= 0xff;
-        self.0 = self.0.wrapping_mul(0x100_0000_01b3);
-        self
+        h.write(&[0xff]);
+        Fnv(h.finish())
     }
     pub(super) fn hex(self) -> String {
         format!("{:016x}", self.0)

@@ -81,6 +81,14 @@ fn count(p: &Path) -> usize {
 }
 
 #[test]
+fn stamps_hash_as_before_so_installed_directories_stay_fresh() {
+    assert_eq!(
+        Fnv::new().add(b"kit").add(b"demo").hex(),
+        "a9f8c30bc16da280"
+    );
+}
+
+#[test]
 fn second_instantiation_installs_nothing() {
     let root = tempfile::tempdir().unwrap();
     let kit = demo_kit(root.path());
