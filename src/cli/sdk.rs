@@ -74,7 +74,7 @@ fn jobs<'k>(reqs: Vec<(&'k Kit, kits::SdkRequest)>) -> Result<Vec<Job<'k>>, Erro
 /// names line and version itself).
 fn reason(e: &NotTestable, line: &str, version: &str) -> String {
     if let NotTestable::Unsupported { reason, .. } = e {
-        return reason.clone();
+        return reason.to_string();
     }
     let text = e.to_string();
     let prefix = format!("{line} {version}: ");
@@ -225,21 +225,27 @@ mod tests {
         let e = NotTestable::Unsupported {
             line: "typescript".into(),
             version: "0.4.0".into(),
-            reason: "predates 1.0".into(),
+            reason: kits::Unsupported::Listed("predates 1.0".into()),
         };
         assert_eq!(reason(&e, "typescript", "0.4.0"), "predates 1.0");
         let e = NotTestable::Incomplete {
             line: "go".into(),
             version: "1.0.0".into(),
-            what: "no binary".into(),
+            what: kits::Incomplete::Output("no-binary".into()),
         };
-        assert_eq!(reason(&e, "go", "1.0.0"), "no binary");
+        assert_eq!(
+            reason(&e, "go", "1.0.0"),
+            "installation finished but did not create no-binary"
+        );
         let e = NotTestable::Incomplete {
             line: "go".into(),
             version: "local-1a2b3c4d".into(),
-            what: "no binary".into(),
+            what: kits::Incomplete::Output("no-binary".into()),
         };
-        assert_eq!(reason(&e, "go", "../go-sdk"), "no binary");
+        assert_eq!(
+            reason(&e, "go", "../go-sdk"),
+            "installation finished but did not create no-binary"
+        );
         let e = NotTestable::MissingProgram {
             line: "go".into(),
             program: "go".into(),

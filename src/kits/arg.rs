@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::version::Version;
+use super::version::{Version, VersionError};
 use super::KitError;
 
 /// What `--sdk` asked for.
@@ -39,10 +39,33 @@ pub enum VersionSel {
     },
 }
 
-fn bad(arg: &str, reason: impl Into<String>) -> KitError {
+/// What is wrong with an `--sdk` argument.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ArgError {
+    #[error("the SDK line is missing (e.g. typescript@1.24.0)")]
+    NoLine,
+    #[error("{0:?} is not an SDK line id (lowercase letters, digits and '-')")]
+    BadLine(String),
+    #[error("the path after '=' is empty")]
+    EmptyPath,
+    #[error("the version after '@' is empty")]
+    EmptyVersion,
+    #[error("a range needs at least one end (e.g. 1.10.0..1.32.2)")]
+    OpenRange,
+    #[error("the range is empty: {from} is after {to}")]
+    EmptyRange { from: String, to: String },
+    #[error("{what}: {source}")]
+    Version {
+        what: &'static str,
+        #[source]
+        source: VersionError,
+    },
+}
+
+fn bad(arg: &str, reason: ArgError) -> KitError {
     KitError::Arg {
         arg: arg.to_string(),
-        reason: reason.into(),
+        reason,
     }
 }
 
@@ -54,8 +77,8 @@ pub fn valid_line(id: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
-fn version_text(arg: &str, text: &str, what: &str) -> Result<String, KitError> {
-    Version::parse(text).map_err(|e| bad(arg, format!("{what}: {e}")))?;
+fn version_text(arg: &str, text: &str, what: &'static str) -> Result<String, KitError> {
+    Version::parse(text).map_err(|source| bad(arg, ArgError::Version { what, source }))?;
     Ok(text.to_string())
 }
 
@@ -71,19 +94,16 @@ pub fn parse_sdk_arg(s: &str) -> Result<SdkRequest, KitError> {
         None => (arg, None),
     };
     if line.is_empty() {
-        return Err(bad(arg, "the SDK line is missing (e.g. typescript@1.24.0)"));
+        return Err(bad(arg, ArgError::NoLine));
     }
     if !valid_line(line) {
-        return Err(bad(
-            arg,
-            format!("{line:?} is not an SDK line id (lowercase letters, digits and '-')"),
-        ));
+        return Err(bad(arg, ArgError::BadLine(line.to_string())));
     }
     let target = match rest {
         None => Target::Registry(VersionSel::Latest),
         Some(("=", path)) => {
             if path.is_empty() {
-                return Err(bad(arg, "the path after '=' is empty"));
+                return Err(bad(arg, ArgError::EmptyPath));
             }
             Target::Local(PathBuf::from(path))
         }
@@ -97,17 +117,14 @@ pub fn parse_sdk_arg(s: &str) -> Result<SdkRequest, KitError> {
 
 fn parse_sel(arg: &str, sel: &str) -> Result<VersionSel, KitError> {
     match sel {
-        "" => Err(bad(arg, "the version after '@' is empty")),
+        "" => Err(bad(arg, ArgError::EmptyVersion)),
         "all" => Ok(VersionSel::All),
         "latest" => Ok(VersionSel::Latest),
         _ => match sel.split_once("..") {
             None => Ok(VersionSel::Exact(version_text(arg, sel, "version")?)),
             Some((from, to)) => {
                 if from.is_empty() && to.is_empty() {
-                    return Err(bad(
-                        arg,
-                        "a range needs at least one end (e.g. 1.10.0..1.32.2)",
-                    ));
+                    return Err(bad(arg, ArgError::OpenRange));
                 }
                 let from = (!from.is_empty())
                     .then(|| version_text(arg, from, "range start"))
@@ -117,7 +134,13 @@ fn parse_sel(arg: &str, sel: &str) -> Result<VersionSel, KitError> {
                     .transpose()?;
                 if let (Some(a), Some(b)) = (&from, &to) {
                     if Version::parse(a).ok() > Version::parse(b).ok() {
-                        return Err(bad(arg, format!("the range is empty: {a} is after {b}")));
+                        return Err(bad(
+                            arg,
+                            ArgError::EmptyRange {
+                                from: a.clone(),
+                                to: b.clone(),
+                            },
+                        ));
                     }
                 }
                 Ok(VersionSel::Range { from, to })

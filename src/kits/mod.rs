@@ -35,36 +35,43 @@ mod install;
 mod registry;
 mod spec;
 mod template;
-mod version;
+pub mod version;
 
-pub use arg::{parse_sdk_arg, SdkRequest, Target, VersionSel};
-pub use install::{instantiate, prepare, Instance, NotTestable, Prepared, Source, StepFailure};
-pub use registry::{fetch_all, versions, Release};
-pub use spec::{
-    load_file, load_kits, Bootstrap, Ecosystem, Expect, Kit, LocalRecipe, Recipe, Shape,
-    Untestable, Variant,
+pub use arg::{parse_sdk_arg, ArgError, SdkRequest, Target, VersionSel};
+pub use install::{
+    instantiate, prepare, Incomplete, Instance, LocalError, NotTestable, Prepared, Source,
+    StepFailure,
 };
-pub use template::{select as select_variant, Unsupported};
-pub use version::{Version, VersionReq};
+pub use registry::{fetch_all, versions, RegistryError, Release};
+pub use spec::{
+    load_file, load_kits, Bootstrap, Ecosystem, Expect, FieldProblem, Kit, LocalRecipe, Recipe,
+    Shape, SpecProblem, Untestable, Variant,
+};
+pub use template::{select as select_variant, TemplateError, Unsupported};
+pub use version::{compare as compare_versions, Version, VersionError, VersionReq};
 
 /// Errors before anything is installed: a bad `--sdk` argument, a bad kit file, a registry
 /// that cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum KitError {
     #[error("--sdk {arg:?}: {reason}")]
-    Arg { arg: String, reason: String },
+    Arg {
+        arg: String,
+        #[source]
+        reason: ArgError,
+    },
     #[error("cannot read {}: {source}", path.display())]
     Read {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
-    #[error("{}{}: {message}", path.display(), match (line, column) { (Some(l), Some(c)) => format!(":{l}:{c}"), _ => String::new() })]
+    #[error("{}{}: {problem}", path.display(), match (line, column) { (Some(l), Some(c)) => format!(":{l}:{c}"), _ => String::new() })]
     Parse {
         path: PathBuf,
         line: Option<usize>,
         column: Option<usize>,
-        message: String,
+        problem: Box<SpecProblem>,
     },
     #[error("no kit for SDK line `{line}` (known: {known})")]
     UnknownLine { line: String, known: String },
@@ -72,7 +79,8 @@ pub enum KitError {
     Registry {
         line: String,
         via: String,
-        reason: String,
+        #[source]
+        reason: RegistryError,
     },
     #[error("{line}: version {version} is not published (newest: {newest})")]
     NoVersion {
@@ -112,9 +120,15 @@ mod tests {
             path: "kits/go/kit.toml".into(),
             line: Some(3),
             column: Some(7),
-            message: "field `x`: bad".into(),
+            problem: Box::new(SpecProblem::Field {
+                field: "x".into(),
+                problem: FieldProblem::Empty,
+            }),
         };
-        assert_eq!(e.to_string(), "kits/go/kit.toml:3:7: field `x`: bad");
+        assert_eq!(
+            e.to_string(),
+            "kits/go/kit.toml:3:7: field `x`: must not be empty"
+        );
     }
 
     /// The kits shipped in this repository all load and their ranges are consistent.

@@ -11,6 +11,34 @@ use super::arg::VersionSel;
 use super::spec::{Ecosystem, Kit};
 use super::version::Version;
 use super::KitError;
+use crate::os::command as os;
+
+/// Why a registry's list of versions could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error("{what}: {source}")]
+    Json {
+        what: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("maven-metadata.xml: {0}")]
+    Xml(#[from] roxmltree::Error),
+    #[error("maven-metadata.xml has no <versions>")]
+    NoVersions,
+    #[error("{0}")]
+    Http(#[from] Box<ureq::Error>),
+    #[error("could not start: {0}")]
+    Spawn(#[source] std::io::Error),
+    /// The command failed; the last lines it printed on stderr.
+    #[error("{tail}")]
+    Exited { tail: String },
+}
+
+fn bad_json(what: impl Into<String>) -> impl FnOnce(serde_json::Error) -> RegistryError {
+    let what = what.into();
+    move |source| RegistryError::Json { what, source }
+}
 
 /// One published version.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -43,7 +71,7 @@ fn sorted(mut list: Vec<Release>) -> Vec<Release> {
 // ---- parsers (pure) -----------------------------------------------------------------------
 
 /// `npm view PKG versions time --json`: `{"versions": [...] | "x", "time": {v: date}}`.
-pub fn parse_npm(json: &str) -> Result<Vec<Release>, String> {
+pub fn parse_npm(json: &str) -> Result<Vec<Release>, RegistryError> {
     #[derive(Deserialize)]
     #[serde(untagged)]
     enum OneOrMany {
@@ -56,7 +84,7 @@ pub fn parse_npm(json: &str) -> Result<Vec<Release>, String> {
         #[serde(default)]
         time: std::collections::BTreeMap<String, String>,
     }
-    let v: View = serde_json::from_str(json).map_err(|e| format!("npm view output: {e}"))?;
+    let v: View = serde_json::from_str(json).map_err(bad_json("npm view output"))?;
     // `time` also keeps unpublished versions; `versions` is what can be installed.
     let versions = match v.versions {
         Some(OneOrMany::One(s)) => vec![s],
@@ -73,7 +101,7 @@ pub fn parse_npm(json: &str) -> Result<Vec<Release>, String> {
 
 /// PyPI's `https://pypi.org/pypi/PKG/json`: a release's date is its first file's upload
 /// time; releases without files cannot be installed and are left out.
-pub fn parse_pypi(json: &str) -> Result<Vec<Release>, String> {
+pub fn parse_pypi(json: &str) -> Result<Vec<Release>, RegistryError> {
     #[derive(Deserialize)]
     struct File {
         upload_time_iso_8601: Option<String>,
@@ -84,7 +112,7 @@ pub fn parse_pypi(json: &str) -> Result<Vec<Release>, String> {
     struct Project {
         releases: std::collections::BTreeMap<String, Vec<File>>,
     }
-    let p: Project = serde_json::from_str(json).map_err(|e| format!("PyPI JSON: {e}"))?;
+    let p: Project = serde_json::from_str(json).map_err(bad_json("PyPI JSON"))?;
     Ok(sorted(
         p.releases
             .iter()
@@ -101,7 +129,7 @@ pub fn parse_pypi(json: &str) -> Result<Vec<Release>, String> {
 }
 
 /// The crates.io sparse index file of a crate: one JSON object per line, with `pubtime`.
-pub fn parse_crates_index(text: &str) -> Result<Vec<Release>, String> {
+pub fn parse_crates_index(text: &str) -> Result<Vec<Release>, RegistryError> {
     #[derive(Deserialize)]
     struct Entry {
         vers: String,
@@ -116,14 +144,14 @@ pub fn parse_crates_index(text: &str) -> Result<Vec<Release>, String> {
         .filter(|(_, l)| !l.trim().is_empty())
     {
         let e: Entry = serde_json::from_str(line)
-            .map_err(|e| format!("crates.io index line {}: {e}", i + 1))?;
+            .map_err(bad_json(format!("crates.io index line {}", i + 1)))?;
         out.push(release(&e.vers, e.pubtime, e.yanked));
     }
     Ok(sorted(out))
 }
 
 /// `go list -m -json MOD@v1 MOD@v2 ...`: concatenated JSON objects with `Version`, `Time`.
-pub fn parse_go_list(text: &str) -> Result<Vec<Release>, String> {
+pub fn parse_go_list(text: &str) -> Result<Vec<Release>, RegistryError> {
     #[derive(Deserialize)]
     #[serde(rename_all = "PascalCase")]
     struct Module {
@@ -135,7 +163,7 @@ pub fn parse_go_list(text: &str) -> Result<Vec<Release>, String> {
     }
     let mut out = Vec::new();
     for m in serde_json::Deserializer::from_str(text).into_iter::<Module>() {
-        let m = m.map_err(|e| format!("go list output: {e}"))?;
+        let m = m.map_err(bad_json("go list output"))?;
         if m.error.is_some() {
             continue;
         }
@@ -147,18 +175,18 @@ pub fn parse_go_list(text: &str) -> Result<Vec<Release>, String> {
     Ok(sorted(out))
 }
 
-/// Maven's `maven-metadata.xml`: every `<version>` inside `<versions>`.
-pub fn parse_maven_metadata(xml: &str) -> Result<Vec<Release>, String> {
-    let block = xml
-        .split_once("<versions>")
-        .and_then(|(_, rest)| rest.split_once("</versions>"))
-        .map(|(b, _)| b)
-        .ok_or("maven-metadata.xml has no <versions>")?;
-    let list = block
-        .split("<version>")
-        .skip(1)
-        .filter_map(|s| s.split_once("</version>").map(|(v, _)| v.trim()))
-        .map(|v| release(v, None, false))
+/// Maven's `maven-metadata.xml`: every `<version>` inside `<versioning><versions>`.
+pub fn parse_maven_metadata(xml: &str) -> Result<Vec<Release>, RegistryError> {
+    let doc = roxmltree::Document::parse(xml)?;
+    let versions = doc
+        .descendants()
+        .find(|n| n.has_tag_name("versions"))
+        .ok_or(RegistryError::NoVersions)?;
+    let list = versions
+        .children()
+        .filter(|n| n.has_tag_name("version"))
+        .filter_map(|n| n.text())
+        .map(|v| release(v.trim(), None, false))
         .collect();
     Ok(sorted(list))
 }
@@ -214,7 +242,7 @@ pub fn select(list: &[Release], sel: &VersionSel) -> Vec<Release> {
 
 // ---- fetching -----------------------------------------------------------------------------
 
-fn registry_err(kit: &Kit, source: &str, reason: impl Into<String>) -> KitError {
+fn registry_err(kit: &Kit, source: &str, reason: impl Into<RegistryError>) -> KitError {
     KitError::Registry {
         line: kit.id.clone(),
         via: source.to_string(),
@@ -240,35 +268,30 @@ fn http_get(kit: &Kit, url: &str) -> Result<String, KitError> {
     agent()
         .get(url)
         .call()
-        .map_err(|e| registry_err(kit, url, e.to_string()))?
+        .map_err(|e| registry_err(kit, url, Box::new(e)))?
         .body_mut()
         .with_config()
         .limit(64 * 1024 * 1024)
         .read_to_string()
-        .map_err(|e| registry_err(kit, url, e.to_string()))
+        .map_err(|e| registry_err(kit, url, Box::new(e)))
 }
 
 fn run(kit: &Kit, program: &str, args: &[String]) -> Result<String, KitError> {
     let shown = format!("{program} {}", args.join(" "));
     let dir = std::env::temp_dir();
-    let out = duct::cmd(program, args)
-        .dir(&dir)
-        // Outside any module, so `go list` never reads or edits a go.mod of the caller.
-        .env("GOFLAGS", "-mod=mod")
-        .env("GO111MODULE", "on")
-        .stdin_null()
-        .stderr_capture()
-        .stdout_capture()
-        .unchecked()
-        .run()
-        .map_err(|e| registry_err(kit, &shown, format!("could not start: {e}")))?;
+    // Outside any module, so `go list` never reads or edits a go.mod of the caller.
+    let env = [("GOFLAGS", "-mod=mod"), ("GO111MODULE", "on")];
+    let out = os::run_captured(program.as_ref(), args, &dir, env, os::Stderr::Separate)
+        .map_err(|e| registry_err(kit, &shown, RegistryError::Spawn(e)))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         let tail: Vec<&str> = err.lines().rev().take(5).collect();
         return Err(registry_err(
             kit,
             &shown,
-            tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
+            RegistryError::Exited {
+                tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
+            },
         ));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
@@ -340,18 +363,7 @@ fn maven_date(pkg: &str, version: &str) -> Option<String> {
     let url = format!("{}/{version}/{artifact}-{version}.pom", maven_base(pkg));
     let resp = agent().head(&url).call().ok()?;
     let lm = resp.headers().get("last-modified")?.to_str().ok()?;
-    http_date(lm)
-}
-
-/// `Tue, 01 Dec 2026 08:59:54 GMT` → RFC 3339.
-fn http_date(s: &str) -> Option<String> {
-    let mut it = s.split_whitespace().skip(1);
-    let (d, mon, y, t) = (it.next()?, it.next()?, it.next()?, it.next()?);
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let m = MONTHS.iter().position(|x| *x == mon)? + 1;
-    Some(format!("{y}-{m:02}-{:0>2}T{t}Z", d))
+    super::date::from_http(lm)
 }
 
 /// The releases `sel` names, with dates. An exact version the listing lacks is looked up
@@ -470,10 +482,7 @@ mod tests {
             ["0.7.0", "0.10.0", "2.0.0-M2", "2.0.0"]
         );
         assert!(parse_maven_metadata("<metadata/>").is_err());
-        assert_eq!(
-            http_date("Tue, 01 Dec 2026 08:59:54 GMT").as_deref(),
-            Some("2026-12-01T08:59:54Z")
-        );
+        assert!(parse_maven_metadata("<metadata><versions>").is_err());
     }
 
     #[test]

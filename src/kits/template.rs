@@ -1,86 +1,130 @@
-//! `{{name}}` placeholders in template files and in `kit.toml` strings, and the choice of a
-//! variant for a version. Pure functions.
+//! `{{name}}` placeholders in template files and in `kit.toml` strings, rendered with
+//! minijinja, and the choice of a variant for a version. Pure functions, except that
+//! `{{ file("REL") }}` reads a file of the instance directory.
+//!
+//! Only `{{ ... }}` is template syntax: block and comment tags are moved to delimiters no
+//! source file contains, so the `{%` and `{#` of shell, Jinja or Rust sources in a kit pass
+//! through as text, as single braces always do. Nothing is escaped and a trailing newline
+//! is kept: a rendered file is its template with the values put in, byte for byte.
 
-use std::collections::BTreeMap;
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+use minijinja::syntax::SyntaxConfig;
+use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 
 use super::spec::{Kit, Variant};
-use super::version::Version;
+use super::version::{Version, VersionError};
 
-/// Placeholders every kit may use; `{{file:REL}}` (the trimmed contents of a file in the
-/// instance directory, read after installation) is built in too.
+/// Placeholders every kit may use; the function `{{ file("REL") }}` (the trimmed contents of
+/// a file in the instance directory, read after installation) is built in too.
 pub const BUILTINS: &[&str] = &[
     "line", "package", "version", "label", "slug", "date", "before", "dir", "cache", "kit",
     "origin", "source", "out", "artifact", "variant", "shape", "name",
 ];
 
+/// The function that reads a file of the instance directory.
+const FILE: &str = "file";
+
 pub fn is_builtin(name: &str) -> bool {
-    BUILTINS.contains(&name) || name.starts_with("file:")
+    BUILTINS.contains(&name) || name == FILE
 }
 
-fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_-.:/".contains(c))
+/// Why a template does not render.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    #[error("{0}")]
+    Syntax(String),
+    #[error("unknown placeholder {{{{{0}}}}}")]
+    Unknown(String),
+    #[error("{{{{ file(...) }}}} is only available in shape commands")]
+    FileOutsideShape,
+    #[error("{0}")]
+    Render(String),
+    #[error("variable `{name}`: {source}")]
+    Variable {
+        name: String,
+        #[source]
+        source: Box<TemplateError>,
+    },
 }
 
-/// The placeholder names used in `text`, in order of appearance.
-pub fn placeholders(text: &str) -> Result<Vec<String>, String> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(start) = rest.find("{{") {
-        let after = &rest[start + 2..];
-        let Some(end) = after.find("}}") else {
-            return Err(format!("unclosed `{{{{` in {text:?}"));
-        };
-        let name = after[..end].trim();
-        if !valid_name(name) {
-            return Err(format!("{{{{{name}}}}} is not a placeholder name"));
-        }
-        out.push(name.to_string());
-        rest = &after[end + 2..];
+/// Values are inserted as they are, and only `{{ }}` is syntax.
+static SYNTAX: LazyLock<SyntaxConfig> = LazyLock::new(|| {
+    SyntaxConfig::builder()
+        .block_delimiters("\u{1}{%", "%}\u{1}")
+        .comment_delimiters("\u{1}{#", "#}\u{1}")
+        .keep_trailing_newline(true)
+        .build()
+        .expect("distinct start markers")
+});
+
+fn environment(dir: Option<&Path>) -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_syntax(SYNTAX.clone());
+    env.set_auto_escape_callback(|_| AutoEscape::None);
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    if let Some(dir) = dir {
+        let dir: PathBuf = dir.to_path_buf();
+        env.add_function(FILE, move |rel: String| {
+            let p = dir.join(&rel);
+            std::fs::read_to_string(&p)
+                .map(|t| t.trim().to_string())
+                .map_err(|e| {
+                    minijinja::Error::new(
+                        minijinja::ErrorKind::InvalidOperation,
+                        format!("file({rel:?}): cannot read {}: {e}", p.display()),
+                    )
+                })
+        });
     }
-    Ok(out)
+    env
 }
 
-/// Replaces every `{{name}}` with its value; `{{file:REL}}` reads `dir/REL`. An unknown
+/// A minijinja error in one line: its message and where, without the debug source dump.
+fn message(e: &minijinja::Error) -> String {
+    let mut m = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        m.push_str(&format!(": {c}"));
+        cause = c.source();
+    }
+    m
+}
+
+/// The names a template uses (variables and `file`), sorted.
+pub fn placeholders(text: &str) -> Result<Vec<String>, TemplateError> {
+    let env = environment(None);
+    let t = env
+        .template_from_str(text)
+        .map_err(|e| TemplateError::Syntax(message(&e)))?;
+    let names: BTreeSet<String> = t.undeclared_variables(false).into_iter().collect();
+    Ok(names.into_iter().collect())
+}
+
+/// Replaces every `{{name}}` with its value; `{{ file("REL") }}` reads `dir/REL`. An unknown
 /// name is an error naming it, so a typo never reaches a server's source as literal text.
 pub fn render(
     text: &str,
     vars: &BTreeMap<String, String>,
     dir: Option<&Path>,
-) -> Result<String, String> {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("{{") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let Some(end) = after.find("}}") else {
-            return Err("unclosed `{{`".to_string());
-        };
-        let name = after[..end].trim();
-        let value = if let Some(rel) = name.strip_prefix("file:") {
-            let Some(dir) = dir else {
-                return Err(format!(
-                    "{{{{{name}}}}} is only available in shape commands"
-                ));
-            };
-            let p = dir.join(rel);
-            std::fs::read_to_string(&p)
-                .map_err(|e| format!("{{{{{name}}}}}: cannot read {}: {e}", p.display()))?
-                .trim()
-                .to_string()
-        } else {
-            vars.get(name)
-                .cloned()
-                .ok_or_else(|| format!("unknown placeholder {{{{{name}}}}}"))?
-        };
-        out.push_str(&value);
-        rest = &after[end + 2..];
+) -> Result<String, TemplateError> {
+    // Most template files (sources without placeholders) need no engine at all.
+    if !text.contains("{{") {
+        return Ok(text.to_string());
     }
-    out.push_str(rest);
-    Ok(out)
+    for name in placeholders(text)? {
+        if name == FILE && dir.is_none() {
+            return Err(TemplateError::FileOutsideShape);
+        }
+        if name != FILE && !vars.contains_key(&name) {
+            return Err(TemplateError::Unknown(name));
+        }
+    }
+    let env = environment(dir);
+    env.render_str(text, vars)
+        .map_err(|e| TemplateError::Render(message(&e)))
 }
 
 /// Adds `defs` to `vars`, each rendered with the variables defined so far (so a variable
@@ -88,7 +132,7 @@ pub fn render(
 pub fn extend(
     vars: &mut BTreeMap<String, String>,
     defs: &BTreeMap<String, String>,
-) -> Result<(), String> {
+) -> Result<(), TemplateError> {
     // Two passes let a variable of one table use another of the same table.
     let mut pending: Vec<(&String, &String)> = defs.iter().collect();
     for _ in 0..=defs.len() {
@@ -109,18 +153,27 @@ pub fn extend(
     let (k, v) = pending[0];
     render(v, vars, None)
         .map(|_| ())
-        .map_err(|e| format!("variable `{k}`: {e}"))
+        .map_err(|e| TemplateError::Variable {
+            name: k.clone(),
+            source: Box::new(e),
+        })
 }
 
 /// Why a version has no template.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Unsupported {
     /// Listed in `[[untestable]]`, with its reason.
+    #[error("{0}")]
     Listed(String),
     /// No variant's range contains it.
+    #[error("no template supports this version (templates cover {})", ranges.join("; "))]
     NoVariant { ranges: Vec<String> },
     /// Not a version at all.
-    BadVersion(String),
+    #[error("{0}")]
+    BadVersion(VersionError),
+    /// The registry's release date is not a date.
+    #[error("release date: {0}")]
+    BadDate(super::date::DateError),
 }
 
 /// The variant for `version`: `[[untestable]]` entries first, then the first variant (in
@@ -171,14 +224,22 @@ mod tests {
         );
         assert!(render("{{versoin}}", &v, None)
             .unwrap_err()
+            .to_string()
             .contains("{{versoin}}"));
-        assert!(render("{{version", &v, None)
-            .unwrap_err()
-            .contains("unclosed"));
-        // Single braces (JavaScript, Rust, Go, Java) pass through.
+        assert!(render("{{version", &v, None).is_err());
+        // Single braces (JavaScript, Rust, Go, Java) pass through, and so do the block and
+        // comment tags of other template languages.
+        for text in [
+            "fn main() { let x = {a: 1}; }",
+            "echo ${#list[@]} {% raw %} {#- c -#}\n",
+        ] {
+            assert_eq!(render(text, &v, None).unwrap(), text);
+        }
+        // Byte for byte: the trailing newline stays, nothing is escaped.
+        let html = vars(&[("version", "<1 & \"2\">")]);
         assert_eq!(
-            render("fn main() { let x = {a: 1}; }", &v, None).unwrap(),
-            "fn main() { let x = {a: 1}; }"
+            render("v={{version}}\n\n", &html, None).unwrap(),
+            "v=<1 & \"2\">\n\n"
         );
     }
 
@@ -186,12 +247,22 @@ mod tests {
     fn file_placeholders_read_the_instance_dir() {
         let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join("cp.txt"), "/a.jar:/b.jar\n").unwrap();
-        let out = render("-cp {{file:cp.txt}}", &BTreeMap::new(), Some(d.path())).unwrap();
+        let out = render(
+            "-cp {{ file(\"cp.txt\") }}",
+            &BTreeMap::new(),
+            Some(d.path()),
+        )
+        .unwrap();
         assert_eq!(out, "-cp /a.jar:/b.jar");
-        assert!(render("{{file:cp.txt}}", &BTreeMap::new(), None).is_err());
         assert_eq!(
-            placeholders("{{a}} x {{file:b.txt}}").unwrap(),
-            vec!["a", "file:b.txt"]
+            render("{{ file(\"cp.txt\") }}", &BTreeMap::new(), None),
+            Err(TemplateError::FileOutsideShape)
+        );
+        let e = render("{{ file(\"no.txt\") }}", &BTreeMap::new(), Some(d.path())).unwrap_err();
+        assert!(e.to_string().contains("no.txt"), "{e}");
+        assert_eq!(
+            placeholders("{{a}} x {{ file(\"b.txt\") }}").unwrap(),
+            vec!["a", "file"]
         );
         assert!(placeholders("{{a b}}").is_err());
     }
@@ -206,7 +277,53 @@ mod tests {
         extend(&mut v, &defs).unwrap();
         assert_eq!(v["line"], "rmcp version = \"=3.11.0\"");
         let bad = vars(&[("x", "{{nope}}")]);
-        assert!(extend(&mut v, &bad).unwrap_err().contains("`x`"));
+        assert!(extend(&mut v, &bad)
+            .unwrap_err()
+            .to_string()
+            .contains("`x`"));
+    }
+
+    /// Every bundled template file renders byte for byte as the text with each `{{name}}`
+    /// replaced: the engine adds, drops and escapes nothing.
+    #[test]
+    fn bundled_templates_render_byte_for_byte() {
+        fn walk(p: &Path, out: &mut Vec<PathBuf>) {
+            if p.is_dir() {
+                for e in std::fs::read_dir(p).unwrap() {
+                    walk(&e.unwrap().path(), out);
+                }
+            } else {
+                out.push(p.to_path_buf());
+            }
+        }
+        let mut files = Vec::new();
+        walk(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("kits"),
+            &mut files,
+        );
+        let mut checked = 0;
+        for f in files
+            .iter()
+            .filter(|f| f.extension().is_none_or(|e| e != "toml" && e != "md"))
+        {
+            let Ok(text) = std::fs::read_to_string(f) else {
+                continue;
+            };
+            let names = placeholders(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            let vars: BTreeMap<String, String> = names
+                .iter()
+                .map(|n| (n.clone(), format!("<{n}>")))
+                .collect();
+            let mut expected = text.clone();
+            for n in &names {
+                expected = expected.replace(&format!("{{{{{n}}}}}"), &format!("<{n}>"));
+                expected = expected.replace(&format!("{{{{ {n} }}}}"), &format!("<{n}>"));
+            }
+            let got = render(&text, &vars, None).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            assert_eq!(got, expected, "{}", f.display());
+            checked += 1;
+        }
+        assert!(checked > 20, "{checked}");
     }
 
     fn kit() -> Kit {

@@ -1,85 +1,87 @@
-//! Version numbers and version requirements across the ecosystems the kits cover (npm
-//! semver, PEP 440, Maven, Go module and Cargo versions), with one ordering for all of them.
+//! Version numbers and version requirements across the ecosystems the kits cover, with one
+//! ordering for all of them.
 //!
-//! The kits only need to order an SDK's own releases and test them against ranges, so one
-//! lenient scheme serves every registry: a release part of dot-separated numbers, then an
-//! optional tag. A tag makes a pre-release (`1.23.0-beta.0`, `2.0.0a1`, `2.0.0-M2`,
-//! `1.8.0-pre.1`, `1.2.0rc1`), which sorts before its release; a `post` tag (PEP 440
-//! `.post1`) sorts after it. Build metadata (`+...`) is ignored.
+//! A version is parsed as semver (`semver`: npm, crates.io, Go modules without their `v`,
+//! Maven's `2.0.0-M2`) and, when it is not semver, as PEP 440 (`pep440_rs`: `2.0.0a1`,
+//! `2026.10.19.post1`, and the shorter or longer release parts `1.0`, `2.13.0.1` that Maven
+//! and PyPI also publish). Two versions of one scheme compare by that scheme's rules; a
+//! semver and a PEP 440 version (`1.0.0` against `1.0`, `1.23.0` against the bound
+//! `2.0.0a0`) compare by release numbers, then pre-release < release < post-release. Build
+//! metadata and PEP 440 local labels (`+...`) are ignored.
+//!
+//! Requirements keep the kits' own small syntax (`>=1.3.0, <1.12.0 || =0.7.0`), each
+//! comparator tested in plain version order: the crates' own requirement types give
+//! pre-releases special treatment (semver's `<2.0.0` never admits `1.23.0-beta.0`, PEP 440's
+//! specifiers leave pre-releases out unless named), which would change which template a
+//! pre-release is instantiated with.
 
 use std::cmp::Ordering;
 use std::fmt;
+use std::str::FromStr;
+
+/// Why a text is not a version or a requirement.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum VersionError {
+    #[error("{0:?} is not a version")]
+    NotAVersion(String),
+    #[error("{0:?} is not a version (it must start with a number)")]
+    NoNumber(String),
+    #[error("{0:?}: wildcards are not versions (write a range such as \">=1.0.0, <2.0.0\")")]
+    Wildcard(String),
+    #[error("empty version requirement (use \"*\" for every version)")]
+    EmptyRequirement,
+    #[error("{0:?}: an alternative of `||` is empty")]
+    EmptyAlternative(String),
+    #[error("in requirement {requirement:?}: {source}")]
+    InRequirement {
+        requirement: String,
+        #[source]
+        source: Box<VersionError>,
+    },
+}
+
+/// The scheme a version parsed under.
+#[derive(Clone, Debug)]
+enum Parsed {
+    Semver(semver::Version),
+    Pep440(pep440_rs::Version),
+}
 
 /// One parsed version. Compares by meaning, not by text: `1.0` == `1.0.0`, `1.10` > `1.9`.
 #[derive(Clone, Debug)]
 pub struct Version {
     raw: String,
-    release: Vec<u64>,
-    tag: Vec<Chunk>,
-    post: bool,
-}
-
-/// A piece of a pre-release tag: numbers compare numerically and before words (as in semver).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Chunk {
-    Num(u64),
-    Word(String),
+    parsed: Parsed,
 }
 
 impl Version {
     /// Parses `1.2.3`, `v1.8.0-pre.1`, `2.0.0a1`, `1.0`, `2.13.0.1`, `2.0.0-RC1`.
-    pub fn parse(text: &str) -> Result<Version, String> {
+    pub fn parse(text: &str) -> Result<Version, VersionError> {
         let raw = text.trim();
         let body = raw.strip_prefix('v').unwrap_or(raw);
-        let body = body.split('+').next().unwrap_or_default();
         if body.is_empty() {
-            return Err(format!("{raw:?} is not a version"));
+            return Err(VersionError::NotAVersion(raw.to_string()));
         }
-        let mut release = Vec::new();
-        let mut rest = body;
-        loop {
-            let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-            if digits == 0 {
-                break;
-            }
-            let n = rest[..digits]
-                .parse::<u64>()
-                .map_err(|_| format!("{raw:?}: number too large"))?;
-            release.push(n);
-            rest = &rest[digits..];
-            // A dot followed by a digit continues the release part; anything else starts the tag.
-            match rest.strip_prefix('.') {
-                Some(r) if r.starts_with(|c: char| c.is_ascii_digit()) => rest = r,
-                _ => break,
-            }
+        if !body.starts_with(|c: char| c.is_ascii_digit()) {
+            return Err(VersionError::NoNumber(raw.to_string()));
         }
-        if release.is_empty() {
-            return Err(format!(
-                "{raw:?} is not a version (it must start with a number)"
-            ));
-        }
-        let tag_text = rest.trim_start_matches(['-', '.', '_']);
-        if tag_text
-            .split(['.', '-'])
-            .any(|t| t.eq_ignore_ascii_case("x"))
+        if body
+            .split(['.', '-', '+'])
+            .any(|t| t.eq_ignore_ascii_case("x") || t == "*")
         {
-            return Err(format!(
-                "{raw:?}: wildcards are not versions (write a range such as \">=1.0.0, <2.0.0\")"
-            ));
+            return Err(VersionError::Wildcard(raw.to_string()));
         }
-        if !tag_text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_')
-        {
-            return Err(format!("{raw:?} is not a version"));
-        }
-        let tag = chunks(tag_text);
-        let post = matches!(tag.first(), Some(Chunk::Word(w)) if w == "post");
+        let parsed = if let Ok(mut v) = semver::Version::parse(body) {
+            v.build = semver::BuildMetadata::EMPTY;
+            Parsed::Semver(v)
+        } else if let Ok(v) = pep440_rs::Version::from_str(body) {
+            Parsed::Pep440(v.without_local())
+        } else {
+            return Err(VersionError::NotAVersion(raw.to_string()));
+        };
         Ok(Version {
             raw: raw.to_string(),
-            release,
-            tag,
-            post,
+            parsed,
         })
     }
 
@@ -88,79 +90,62 @@ impl Version {
         &self.raw
     }
 
-    /// A pre-release (alpha, beta, rc, milestone, `-pre.N`): left out of sweeps.
+    /// A pre-release (alpha, beta, rc, milestone, `-pre.N`, `.devN`): left out of sweeps.
     pub fn is_prerelease(&self) -> bool {
-        !self.tag.is_empty() && !self.post
+        match &self.parsed {
+            Parsed::Semver(v) => !v.pre.is_empty(),
+            Parsed::Pep440(v) => v.any_prerelease(),
+        }
     }
 
-    /// The release numbers with trailing zeros removed, so that `1.0` and `1.0.0` compare equal.
-    fn release_key(&self) -> &[u64] {
-        let mut n = self.release.len();
-        while n > 1 && self.release[n - 1] == 0 {
-            n -= 1;
+    /// Release numbers and rank (0 pre-release, 1 release, 2 post-release), for comparing
+    /// across schemes.
+    fn cross_key(&self) -> (Vec<u64>, u8) {
+        match &self.parsed {
+            Parsed::Semver(v) => (
+                vec![v.major, v.minor, v.patch],
+                if v.pre.is_empty() { 1 } else { 0 },
+            ),
+            Parsed::Pep440(v) => (
+                v.release().to_vec(),
+                if v.any_prerelease() {
+                    0
+                } else if v.is_post() {
+                    2
+                } else {
+                    1
+                },
+            ),
         }
-        &self.release[..n]
     }
 }
 
-/// Splits a tag into runs of digits and runs of letters: `beta.0` → [beta, 0], `rc1` → [rc, 1].
-fn chunks(tag: &str) -> Vec<Chunk> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let flush = |cur: &mut String, out: &mut Vec<Chunk>| {
-        if cur.is_empty() {
-            return;
-        }
-        let c = match cur.parse::<u64>() {
-            Ok(n) if cur.chars().all(|c| c.is_ascii_digit()) => Chunk::Num(n),
-            _ => Chunk::Word(cur.to_ascii_lowercase()),
-        };
-        out.push(c);
-        cur.clear();
-    };
-    for ch in tag.chars() {
-        if !ch.is_ascii_alphanumeric() {
-            flush(&mut cur, &mut out);
-            continue;
-        }
-        let switch = cur
-            .chars()
-            .last()
-            .is_some_and(|last| last.is_ascii_digit() != ch.is_ascii_digit());
-        if switch {
-            flush(&mut cur, &mut out);
-        }
-        cur.push(ch);
-    }
-    flush(&mut cur, &mut out);
-    out
+/// Release numbers compared with missing parts as zeros: `1.0` == `1.0.0`.
+fn cmp_release(a: &[u64], b: &[u64]) -> Ordering {
+    (0..a.len().max(b.len()))
+        .map(|i| a.get(i).unwrap_or(&0).cmp(b.get(i).unwrap_or(&0)))
+        .find(|o| o.is_ne())
+        .unwrap_or(Ordering::Equal)
 }
 
 impl Ord for Version {
     fn cmp(&self, other: &Self) -> Ordering {
-        let (a, b) = (self.release_key(), other.release_key());
-        let len = a.len().max(b.len());
-        for i in 0..len {
-            let x = a.get(i).copied().unwrap_or(0);
-            let y = b.get(i).copied().unwrap_or(0);
-            match x.cmp(&y) {
-                Ordering::Equal => {}
-                o => return o,
+        match (&self.parsed, &other.parsed) {
+            (Parsed::Semver(a), Parsed::Semver(b)) => a.cmp(b),
+            (Parsed::Pep440(a), Parsed::Pep440(b)) => a.cmp(b),
+            _ => {
+                let ((ra, ka), (rb, kb)) = (self.cross_key(), other.cross_key());
+                // Pre-releases of one release in two schemes (a rare `1.0.0-rc.1` against
+                // `1.0.0rc1`): the lowercased text decides, so the order stays total.
+                let lower = |v: &Version| v.raw.to_ascii_lowercase();
+                cmp_release(&ra, &rb).then(ka.cmp(&kb)).then_with(|| {
+                    if ka == 0 {
+                        lower(self).cmp(&lower(other))
+                    } else {
+                        Ordering::Equal
+                    }
+                })
             }
-        }
-        // Same release numbers: pre-release < release < post-release.
-        let rank = |v: &Version| {
-            if v.post {
-                2
-            } else if v.tag.is_empty() {
-                1
-            } else {
-                0
-            }
-        };
-        match rank(self).cmp(&rank(other)) {
-            Ordering::Equal => self.tag.cmp(&other.tag),
-            o => o,
         }
     }
 }
@@ -185,6 +170,17 @@ impl fmt::Display for Version {
     }
 }
 
+/// Orders two version texts the way the kits do; what is not a version sorts first, by text.
+/// For views that order versions from a report (e.g. an SDK's history).
+pub fn compare(a: &str, b: &str) -> Ordering {
+    match (Version::parse(a), Version::parse(b)) {
+        (Ok(x), Ok(y)) => x.cmp(&y).then_with(|| a.cmp(b)),
+        (Ok(_), Err(_)) => Ordering::Greater,
+        (Err(_), Ok(_)) => Ordering::Less,
+        (Err(_), Err(_)) => a.cmp(b),
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Op {
     Eq,
@@ -204,10 +200,10 @@ pub struct VersionReq {
 }
 
 impl VersionReq {
-    pub fn parse(text: &str) -> Result<VersionReq, String> {
+    pub fn parse(text: &str) -> Result<VersionReq, VersionError> {
         let trimmed = text.trim();
         if trimmed.is_empty() {
-            return Err("empty version requirement (use \"*\" for every version)".into());
+            return Err(VersionError::EmptyRequirement);
         }
         let mut any_of = Vec::new();
         for alt in trimmed.split("||") {
@@ -219,27 +215,25 @@ impl VersionReq {
             let mut all = Vec::new();
             for part in alt.split([',', ' ']).filter(|p| !p.trim().is_empty()) {
                 let part = part.trim();
-                let (op, rest) = if let Some(r) = part.strip_prefix(">=") {
-                    (Op::Ge, r)
-                } else if let Some(r) = part.strip_prefix("<=") {
-                    (Op::Le, r)
-                } else if let Some(r) = part.strip_prefix("==") {
-                    (Op::Eq, r)
-                } else if let Some(r) = part.strip_prefix('>') {
-                    (Op::Gt, r)
-                } else if let Some(r) = part.strip_prefix('<') {
-                    (Op::Lt, r)
-                } else if let Some(r) = part.strip_prefix('=') {
-                    (Op::Eq, r)
-                } else {
-                    (Op::Eq, part)
-                };
-                let v =
-                    Version::parse(rest).map_err(|e| format!("in requirement {trimmed:?}: {e}"))?;
+                let (op, rest) = [
+                    (">=", Op::Ge),
+                    ("<=", Op::Le),
+                    ("==", Op::Eq),
+                    (">", Op::Gt),
+                    ("<", Op::Lt),
+                    ("=", Op::Eq),
+                ]
+                .into_iter()
+                .find_map(|(p, op)| part.strip_prefix(p).map(|r| (op, r)))
+                .unwrap_or((Op::Eq, part));
+                let v = Version::parse(rest).map_err(|e| VersionError::InRequirement {
+                    requirement: trimmed.to_string(),
+                    source: Box::new(e),
+                })?;
                 all.push((op, v));
             }
             if all.is_empty() {
-                return Err(format!("{trimmed:?}: an alternative of `||` is empty"));
+                return Err(VersionError::EmptyAlternative(trimmed.to_string()));
             }
             any_of.push(all);
         }
@@ -342,8 +336,25 @@ mod tests {
 
     #[test]
     fn bad_requirements_say_why() {
-        assert!(VersionReq::parse("").unwrap_err().contains("empty"));
-        assert!(VersionReq::parse(">=1.x").unwrap_err().contains("1.x"));
-        assert!(VersionReq::parse(">=1 ||").unwrap_err().contains("empty"));
+        let e = |r: &str| VersionReq::parse(r).unwrap_err().to_string();
+        assert!(e("").contains("empty"));
+        assert!(e(">=1.x").contains("1.x"));
+        assert!(e(">=1 ||").contains("empty"));
+    }
+
+    #[test]
+    fn schemes_compare_with_each_other_and_texts_compare_totally() {
+        // semver against PEP 440: the release numbers, then pre < release < post.
+        assert!(v("1.23.0") < v("2.0.0a0"));
+        assert!(v("2.0.0a1") > v("1.99.0-rc.1"));
+        assert!(v("2.0.0") > v("2.0.0a1"));
+        assert!(v("1.0.0+build.5") == v("1.0.0"));
+        assert_eq!(compare("1.10.0", "1.9.0"), Ordering::Greater);
+        assert_eq!(compare("next", "0.1.0"), Ordering::Less);
+        assert_eq!(
+            compare("1.0", "1.0.0"),
+            Ordering::Less,
+            "equal versions: by text"
+        );
     }
 }

@@ -6,6 +6,7 @@
 //! `docs/ARCHITECTURE.md` says what another platform would put behind the same functions.
 
 pub mod clock;
+pub mod command;
 pub mod containment;
 pub mod diagnose;
 pub mod fdio;

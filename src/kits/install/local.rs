@@ -1,0 +1,189 @@
+//! Local checkouts and artifacts: copied (the original is never written), built, named by
+//! their content, their version and date read from them.
+
+use super::*;
+
+/// Prepares a local checkout or artifact: copies it (never touching the original), builds
+/// it the way the SDK's CONTRIBUTING says, and finds its version. Returns the place and
+/// the lock held on it.
+pub(super) fn local_source(
+    kit: &Kit,
+    path: &Path,
+    base: &Path,
+    vars: &mut BTreeMap<String, String>,
+) -> Result<(Place, DirLock), NotTestable> {
+    let local_err = local_err(kit, path);
+    let Some(local) = &kit.local else {
+        return Err(local_err(LocalError::NoRecipe(kit.id.clone())));
+    };
+    let copy = LocalCopy::new(local, path, base, &local_err)?;
+    let guard = lock(&base.join(format!(".{}.lock", copy.label)))?;
+    // The user's own checkout or file: read (e.g. `git describe`), never written.
+    vars.insert("origin".into(), copy.origin.display().to_string());
+    vars.insert("label".into(), copy.label.clone());
+    vars.insert("source".into(), copy.src.display().to_string());
+    vars.insert("out".into(), copy.out.display().to_string());
+    let env = env_of(kit, vars)?;
+    fs::create_dir_all(&copy.dir).map_err(io(&copy.dir))?;
+    let log = copy.dir.join(LOG);
+    let run = Runner {
+        kit,
+        label: &copy.label,
+        env: &env,
+        log: &log,
+    };
+    build_local(local, &copy, vars, &run)?;
+    if let Some(artifact) = local_artifact(kit, local, &copy, &local_err)? {
+        vars.insert("artifact".into(), artifact.display().to_string());
+    }
+    let work = if copy.is_dir { &copy.src } else { &copy.out };
+    let version = match &local.version {
+        None => None,
+        Some(step) => last_line(&run.run(step, vars, work)?, |l| !l.is_empty()),
+    };
+    let date = match &local.date {
+        None => None,
+        Some(step) => last_line(&run.run(step, vars, work)?, |l| date::parse(l).is_ok()),
+    };
+    let hash = &copy.hash[..8];
+    let sdk_version = match &version {
+        // Build metadata the version already carries (`+kit.local`) gives way to ours.
+        Some(v) => format!("{}+local.{hash}", v.split('+').next().unwrap_or(v)),
+        None => format!("local.{hash}"),
+    };
+    Ok((
+        Place {
+            label: copy.label,
+            version,
+            sdk_version,
+            date,
+            dir: copy.dir,
+        },
+        guard,
+    ))
+}
+
+/// An error about a local source, naming it as the user gave it (not canonicalised).
+pub(super) fn local_err<'a>(
+    kit: &'a Kit,
+    path: &'a Path,
+) -> impl Fn(LocalError) -> NotTestable + 'a {
+    move |reason| NotTestable::Local {
+        line: kit.id.clone(),
+        path: path.to_path_buf(),
+        reason,
+    }
+}
+
+/// Where a local source is copied, built and installed: named by its content, so an
+/// edited checkout gets a directory of its own.
+pub(super) struct LocalCopy {
+    /// The user's checkout or file, canonical.
+    pub(super) origin: PathBuf,
+    pub(super) is_dir: bool,
+    pub(super) hash: String,
+    pub(super) label: String,
+    pub(super) dir: PathBuf,
+    /// The copy of a checkout, where the build runs.
+    pub(super) src: PathBuf,
+    /// Build output, or the copy of a file given directly.
+    pub(super) out: PathBuf,
+}
+
+impl LocalCopy {
+    pub(super) fn new(
+        local: &LocalRecipe,
+        path: &Path,
+        base: &Path,
+        local_err: &impl Fn(LocalError) -> NotTestable,
+    ) -> Result<Self, NotTestable> {
+        let origin = fs::canonicalize(path).map_err(|e| local_err(LocalError::Unreadable(e)))?;
+        let is_dir = origin.is_dir();
+        let hash = content_hash(&origin, if is_dir { &local.exclude } else { &[] })
+            .map_err(|e| local_err(LocalError::Unreadable(e)))?;
+        let label = format!("local-{}", &hash[..8]);
+        Ok(LocalCopy {
+            dir: base.join(&label),
+            src: base.join(format!("{label}.src")),
+            out: base.join(format!("{label}.out")),
+            origin,
+            is_dir,
+            hash,
+            label,
+        })
+    }
+}
+
+/// Copies and builds the source, unless a build of the same content is there already.
+pub(super) fn build_local(
+    local: &LocalRecipe,
+    copy: &LocalCopy,
+    vars: &BTreeMap<String, String>,
+    run: &Runner,
+) -> Result<(), NotTestable> {
+    let built = copy.out.join(".kit-built");
+    if fs::read_to_string(&built).is_ok_and(|h| h.trim() == copy.hash) {
+        return Ok(());
+    }
+    let _shared = exclusive(run.kit, Path::new(&vars["cache"]))?;
+    // Start from a clean copy: a half-built one from an interrupted run is not reused.
+    for d in [&copy.src, &copy.out] {
+        if d.exists() {
+            fs::remove_dir_all(d).map_err(io(d))?;
+        }
+    }
+    fs::create_dir_all(&copy.out).map_err(io(&copy.out))?;
+    if copy.is_dir {
+        copy_tree(&copy.origin, &copy.src, &local.exclude).map_err(io(&copy.src))?;
+        for step in &local.build {
+            run.run(step, vars, &copy.src)?;
+        }
+    } else {
+        let name = copy.origin.file_name().unwrap_or_default();
+        fs::copy(&copy.origin, copy.out.join(name)).map_err(io(&copy.out))?;
+    }
+    fs::write(&built, &copy.hash).map_err(io(&built))?;
+    Ok(())
+}
+
+/// The artifact `{{artifact}}` names, when the recipe takes one; without one, only a
+/// checkout can be used (as the copy itself).
+pub(super) fn local_artifact(
+    kit: &Kit,
+    local: &LocalRecipe,
+    copy: &LocalCopy,
+    local_err: &impl Fn(LocalError) -> NotTestable,
+) -> Result<Option<PathBuf>, NotTestable> {
+    let Some(pattern) = &local.artifact else {
+        if !copy.is_dir {
+            return Err(local_err(LocalError::DirectoriesOnly(kit.id.clone())));
+        }
+        return Ok(None);
+    };
+    let pattern = if copy.is_dir {
+        pattern.clone()
+    } else {
+        // A file given directly is the artifact, whatever its name.
+        copy.origin
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned()
+    };
+    let artifact = find_artifact(&copy.out, &pattern).ok_or_else(|| {
+        local_err(LocalError::NoArtifact {
+            pattern: pattern.clone(),
+            out: copy.out.clone(),
+        })
+    })?;
+    Ok(Some(artifact))
+}
+
+/// The last line of a command's output that `accept`s: tools print notices before it.
+pub(super) fn last_line(text: &str, accept: impl Fn(&str) -> bool) -> Option<String> {
+    text.lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| accept(l))
+        .map(str::to_string)
+}
