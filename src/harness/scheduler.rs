@@ -303,7 +303,9 @@ impl Harness {
                     };
                 }
             };
+        let setup_started = mono_ns();
         let setup = m.setup.as_ref().map(setup_once).unwrap_or(Ok(()));
+        let setup_ms = ms_between(setup_started, mono_ns());
         let mut observation = if self.interrupted.load(Ordering::SeqCst) {
             Observation::failed(
                 &m.name,
@@ -328,6 +330,7 @@ impl Harness {
             };
             self.supervise(&spec, progress)
         };
+        observation.timing.get_or_insert_default().setup_ms = setup_ms;
         observation.note = rules::note(&observation, &scenario);
         let checks = self
             .catalogue

@@ -13,9 +13,9 @@ pub mod verdict;
 pub use budgets::Budgets;
 pub use ids::{BudgetName, Ending, ProfileId, Revision, RuleId, Runtime, ScenarioId, UnknownId};
 pub use observation::{
-    group_leftovers, CaseError, Diagnostics, ErrorKind, HandshakeInfo, HandshakeMode, Leftover,
-    LeftoverGroup, Observation, ProcState, StdoutRecord, StepRecord, Violation, ViolationKind,
-    MAX_LEFTOVERS,
+    group_leftovers, CaseError, CaseTiming, Diagnostics, ErrorKind, HandshakeInfo, HandshakeMode,
+    Leftover, LeftoverGroup, Observation, ProcState, StdoutRecord, StepRecord, Violation,
+    ViolationKind, MAX_LEFTOVERS,
 };
 pub use profile::{ProfileBasis, ProfileInfo, ProfileKind, SourceRef};
 pub use report::{

@@ -344,6 +344,23 @@ pub struct Diagnostics {
     pub hint: String,
 }
 
+/// Where one case's time went, for the run's time summary and benchmarks; never judged.
+/// The phases follow each other: setup, waiting for a CPU token, start-up, the ending's
+/// ladder, and what comes after it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CaseTiming {
+    /// The fixture's setup (`npm ci`, a build), when this case ran it or waited for it.
+    pub setup_ms: f64,
+    /// Waiting for a CPU token: the run's queue, not the case.
+    pub token_wait_ms: f64,
+    /// From the supervisor's start to the first trigger: launch, handshake, preparation.
+    pub startup_ms: f64,
+    /// The ending's ladder: from the first trigger to the exit or the end of the last wait.
+    pub grace_ms: f64,
+    /// After the ladder: watching descendants settle, the diagnosis, the clean-up.
+    pub observe_ms: f64,
+}
+
 /// The outcome of one server × scenario case, as measured (before judging).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Observation {
@@ -397,6 +414,9 @@ pub struct Observation {
     /// Forks the per-case process limit refused (a fork storm).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub limit_hits: u64,
+    /// Where the case's time went; never judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<CaseTiming>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -428,6 +448,7 @@ impl Observation {
             note: None,
             stderr_bytes: 0,
             limit_hits: 0,
+            timing: None,
         }
     }
 

@@ -195,6 +195,7 @@ pub fn main(helper: &Path) -> i32 {
     let link = Link {
         go: go_rx,
         deadline_ms: spec.deadline_ms(),
+        stamps: link::Stamps::starting_now(),
     };
     if let Ok(mut signals) = signal_hook::iterator::Signals::new([
         signal_hook::consts::SIGTERM,
@@ -209,11 +210,12 @@ pub fn main(helper: &Path) -> i32 {
     }
     link::set_deadline(spec.deadline_ms());
     link::watch_deadline();
-    let observation = match spec.scenario.driver {
+    let mut observation = match spec.scenario.driver {
         Driver::Direct => direct::run(&spec, &link),
         Driver::Client | Driver::Terminal => via_client::run(&spec, helper, &link),
     };
     tree::kill_all_descendants();
+    observation.timing = Some(link.stamps.timing(crate::os::mono_ns()));
     send(
         &mut std::io::stdout().lock(),
         &FromSupervisor::Result {
