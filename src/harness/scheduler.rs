@@ -241,6 +241,12 @@ impl Harness {
                     .map_or(0, |s| s.max_wait_ms()),
             )
         });
+        // A case's place in that order is also its place in the queue for CPU tokens: the
+        // supervisors all start at once, and the longest must not wait behind short ones.
+        let mut rank = vec![0; cases.len()];
+        for (pos, &i) in order.iter().enumerate() {
+            rank[i] = pos;
+        }
         let queue = Mutex::new(order.into_iter().collect::<VecDeque<usize>>());
         let slots: Vec<Mutex<Option<JudgedCase>>> =
             cases.iter().map(|_| Mutex::new(None)).collect();
@@ -254,7 +260,7 @@ impl Harness {
                             break;
                         };
                         let (case, run) = cases[i];
-                        let r = self.run_one_with(case, run, &progress);
+                        let r = self.run_one_with(case, run, rank[i], &progress);
                         *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
                     })
                 })
@@ -276,12 +282,19 @@ impl Harness {
 
     /// Runs one case in a supervisor process and judges it.
     pub fn run_one(&self, case: &Case) -> JudgedCase {
-        self.run_one_with(case, 1, &Progress::new(1, false))
+        self.run_one_with(case, 1, 0, &Progress::new(1, false))
     }
 
     /// `run`: which run of a repeated case this is (1-based), given to the server as
     /// `MCP_SHUTDOWN_RUN` (a fixture can seed its randomness with it).
-    fn run_one_with(&self, case: &Case, run: usize, progress: &Progress) -> JudgedCase {
+    /// `rank`: its place in the run's queue for CPU tokens (0 first).
+    fn run_one_with(
+        &self,
+        case: &Case,
+        run: usize,
+        rank: usize,
+        progress: &Progress,
+    ) -> JudgedCase {
         let m = &case.manifest;
         let budgets = self.budgets_for(m);
         let scenario =
@@ -328,7 +341,7 @@ impl Harness {
                 inflight: m.inflight.clone(),
                 cgroup: None,
             };
-            self.supervise(&spec, progress)
+            self.supervise(&spec, rank, progress)
         };
         observation.timing.get_or_insert_default().setup_ms = setup_ms;
         observation.note = rules::note(&observation, &scenario);
@@ -345,14 +358,14 @@ impl Harness {
         }
     }
 
-    fn supervise(&self, spec: &CaseSpec, progress: &Progress) -> Observation {
+    fn supervise(&self, spec: &CaseSpec, rank: usize, progress: &Progress) -> Observation {
         let started = mono_ns();
-        let mut r = self.supervise_inner(spec, progress);
+        let mut r = self.supervise_inner(spec, rank, progress);
         r.wall_ms = ms_between(started, mono_ns());
         r
     }
 
-    fn supervise_inner(&self, spec: &CaseSpec, progress: &Progress) -> Observation {
+    fn supervise_inner(&self, spec: &CaseSpec, rank: usize, progress: &Progress) -> Observation {
         let n = CASE_COUNTER.fetch_add(1, Ordering::SeqCst);
         let group = cgroups().case(&format!("case-{n}"), self.max_pids);
         let mut spec = spec.clone();
@@ -362,6 +375,7 @@ impl Harness {
             mark: format!("{}-{n}-{}", signals::own_pid(), mono_ns()),
             group,
             progress,
+            rank,
         };
         let child = match case.spawn(&self.helper) {
             Ok(c) => c,
@@ -415,9 +429,7 @@ pub fn release_cgroups() {
 fn host() -> Host {
     Host {
         os: std::env::consts::OS.into(),
-        kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
-            .map(|s| s.trim().to_string())
-            .unwrap_or_default(),
+        kernel: crate::os::procfs::kernel_release(),
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         containment: None,
     }

@@ -27,6 +27,8 @@ pub struct Supervised<'a> {
     pub mark: String,
     pub group: CaseGroup,
     pub progress: &'a Progress,
+    /// Its place in the run's queue for CPU tokens (0 first: the longest case).
+    pub rank: usize,
 }
 
 /// How the supervisor ended, from the harness's side.
@@ -140,7 +142,7 @@ impl Supervised<'_> {
                     heard = mono_ns();
                     match msg {
                         FromSupervisor::NeedCpu => {
-                            token = Some(cpu_tokens().acquire());
+                            token = Some(cpu_tokens().acquire(self.rank));
                             self.progress.busy(true);
                             send(lifeline, &ToSupervisor::Go);
                         }

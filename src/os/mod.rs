@@ -9,6 +9,7 @@ pub mod clock;
 pub mod containment;
 pub mod diagnose;
 pub mod fdio;
+pub mod lock;
 pub mod pidfd;
 pub mod procfs;
 pub mod sched;
