@@ -72,7 +72,14 @@ pub fn execute_with(
         .revision(plan.revision)
         .budgets(plan.overrides)
         .plumbing(plan.plumbing)
-        .repeat(plan.repeat);
+        .repeat(plan.repeat)
+        .expect_full_waits(baseline.iter().flat_map(|b| {
+            b.entries.iter().flat_map(|(server, cases)| {
+                cases
+                    .keys()
+                    .map(move |scenario| (server.clone(), scenario.to_string()))
+            })
+        }));
     let interrupted = on_interrupt(&harness);
     let started = std::time::Instant::now();
     let mut report = harness.run(&plan.cases);
@@ -150,6 +157,7 @@ fn time_summary(report: &Report, wall: std::time::Duration) -> String {
         // Cases of one fixture wait for its one setup together: the longest wait is its cost.
         sum.setup_ms = sum.setup_ms.max(t.setup_ms);
         sum.token_wait_ms += t.token_wait_ms;
+        sum.token_held_ms += t.token_held_ms;
         sum.startup_ms += t.startup_ms;
         sum.grace_ms += t.grace_ms;
         sum.observe_ms += t.observe_ms;
@@ -158,7 +166,7 @@ fn time_summary(report: &Report, wall: std::time::Duration) -> String {
     let n = report.results.len();
     format!(
         "time: {} wall for {n} case{}; setup {}; summed over the cases: waiting for a CPU token \
-         {}, start-ups {}, grace waits {}, observation {}",
+         {}, start-ups {}, grace waits {}, observation {} (holding a CPU token {})",
         s(wall.as_secs_f64() * 1000.0),
         if n == 1 { "" } else { "s" },
         s(sum.setup_ms),
@@ -166,6 +174,7 @@ fn time_summary(report: &Report, wall: std::time::Duration) -> String {
         s(sum.startup_ms),
         s(sum.grace_ms),
         s(sum.observe_ms),
+        s(sum.token_held_ms),
     )
 }
 
@@ -205,6 +214,7 @@ mod tests {
         a.timing = Some(crate::model::CaseTiming {
             setup_ms: 1000.0,
             token_wait_ms: 250.0,
+            token_held_ms: 800.0,
             startup_ms: 500.0,
             grace_ms: 2000.0,
             observe_ms: 100.0,
@@ -216,7 +226,8 @@ mod tests {
         assert_eq!(
             time_summary(&r, std::time::Duration::from_millis(3_050)),
             "time: 3.0 s wall for 3 cases; setup 1.0 s; summed over the cases: waiting for a CPU \
-             token 0.5 s, start-ups 1.0 s, grace waits 4.0 s, observation 0.2 s"
+             token 0.5 s, start-ups 1.0 s, grace waits 4.0 s, observation 0.2 s (holding a CPU token \
+             1.6 s)"
         );
     }
 

@@ -67,6 +67,9 @@ pub struct Harness {
     server_env: std::collections::BTreeMap<String, String>,
     plumbing: PlumbingOverride,
     repeat: usize,
+    /// `(server, scenario)` of cases expected to run their ladder's waits out (a baseline's
+    /// expected failures): they start first, so that their idle waits overlap the others'.
+    full_waits: Arc<std::collections::BTreeSet<(String, String)>>,
 }
 
 impl Harness {
@@ -87,12 +90,20 @@ impl Harness {
             server_env: Default::default(),
             plumbing: PlumbingOverride::default(),
             repeat: 1,
+            full_waits: Arc::default(),
         }
     }
 
     /// Finds the `mcp-shutdown` binary (see [`super::locate::helper`]).
     pub fn locate() -> Option<Self> {
         super::locate::helper().map(Self::new)
+    }
+
+    /// Cases (`server`, `scenario`) expected to wait their ladders out, such as a baseline's
+    /// expected failures: scheduled first. Only the order changes, never a verdict.
+    pub fn expect_full_waits(mut self, cases: impl IntoIterator<Item = (String, String)>) -> Self {
+        self.full_waits = Arc::new(cases.into_iter().collect());
+        self
     }
 
     /// How many cases run at once (default 16: most of a case is waiting).
@@ -232,14 +243,19 @@ impl Harness {
     /// Runs cases once each, results in input order.
     fn run_each(&self, cases: &[(&Case, usize)]) -> Vec<JudgedCase> {
         let mut order: Vec<usize> = (0..cases.len()).collect();
-        // Longest first, so the run costs little more than its longest case.
+        // Longest first, so the run costs little more than its longest case: the cases known
+        // to wait their ladders out, then by how long their ladders can wait.
         order.sort_by_key(|&i| {
             let c = cases[i].0;
             let b = self.budgets_for(&c.manifest);
-            std::cmp::Reverse(
+            let full = self
+                .full_waits
+                .contains(&(c.manifest.name.clone(), c.scenario.to_string()));
+            std::cmp::Reverse((
+                full,
                 scenarios::build_with(&c.scenario, &b, &self.profiles, &self.plumbing)
                     .map_or(0, |s| s.max_wait_ms()),
-            )
+            ))
         });
         // A case's place in that order is also its place in the queue for CPU tokens: the
         // supervisors all start at once, and the longest must not wait behind short ones.
@@ -377,6 +393,9 @@ impl Harness {
             progress,
             rank,
         };
+        let asked = mono_ns();
+        let first = case.first_token();
+        let queued_ms = ms_between(asked, mono_ns());
         let child = match case.spawn(&self.helper) {
             Ok(c) => c,
             Err(o) => return *o,
@@ -391,7 +410,8 @@ impl Harness {
         if self.interrupted.load(Ordering::SeqCst) {
             signals::signal_pid(pid as i32, SignalName::Term);
         }
-        let mut o = case.run(child);
+        let mut o = case.run(child, Some(first));
+        o.timing.get_or_insert_default().token_wait_ms += queued_ms;
         self.live
             .lock()
             .unwrap_or_else(|p| p.into_inner())

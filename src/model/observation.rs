@@ -353,6 +353,9 @@ pub struct CaseTiming {
     pub setup_ms: f64,
     /// Waiting for a CPU token: the run's queue, not the case.
     pub token_wait_ms: f64,
+    /// Holding one (start-up, and the ending until the tree goes idle); overlaps the phases.
+    #[serde(default)]
+    pub token_held_ms: f64,
     /// From the supervisor's start to the first trigger: launch, handshake, preparation.
     pub startup_ms: f64,
     /// The ending's ladder: from the first trigger to the exit or the end of the last wait.

@@ -38,6 +38,8 @@ pub struct Link {
 pub struct Stamps {
     started_ns: AtomicU64,
     token_wait_ns: AtomicU64,
+    held_since_ns: AtomicU64,
+    token_held_ns: AtomicU64,
     ladder_ns: AtomicU64,
     ladder_done_ns: AtomicU64,
 }
@@ -59,16 +61,31 @@ impl Stamps {
         self.ladder_done_ns.store(mono_ns(), Ordering::SeqCst);
     }
 
+    fn granted(&self) {
+        self.held_since_ns.store(mono_ns(), Ordering::SeqCst);
+    }
+
+    fn given_back(&self, now_ns: u64) {
+        let since = self.held_since_ns.swap(0, Ordering::SeqCst);
+        if since != 0 {
+            self.token_held_ns
+                .fetch_add(now_ns.saturating_sub(since), Ordering::SeqCst);
+        }
+    }
+
     /// The case's timing, when it ends `end_ns` (the fixture's setup is the harness's).
     pub fn timing(&self, end_ns: u64) -> CaseTiming {
+        self.given_back(end_ns);
         let get = |a: &AtomicU64| a.load(Ordering::SeqCst);
-        split(
+        let mut t = split(
             get(&self.started_ns),
             get(&self.token_wait_ns),
             get(&self.ladder_ns),
             get(&self.ladder_done_ns),
             end_ns,
-        )
+        );
+        t.token_held_ms = get(&self.token_held_ns) as f64 / 1e6;
+        t
     }
 }
 
@@ -86,6 +103,7 @@ fn split(started: u64, token_wait: u64, ladder: u64, done: u64, end: u64) -> Cas
     CaseTiming {
         setup_ms: 0.0,
         token_wait_ms,
+        token_held_ms: 0.0,
         startup_ms: (before - token_wait_ms).max(0.0),
         grace_ms,
         observe_ms,
@@ -110,10 +128,12 @@ impl Link {
         self.stamps
             .token_wait_ns
             .fetch_add(mono_ns().saturating_sub(asked), Ordering::SeqCst);
+        self.stamps.granted();
         set_deadline(self.deadline_ms);
     }
 
     pub fn free_cpu(&self) {
+        self.stamps.given_back(mono_ns());
         Self::say(&FromSupervisor::FreeCpu);
     }
 }
