@@ -218,6 +218,7 @@ mod tests {
             startup_ms: 500.0,
             grace_ms: 2000.0,
             observe_ms: 100.0,
+            cpu_ms: 0.0,
         });
         let mut b = a.clone();
         b.timing.as_mut().unwrap().setup_ms = 0.0;

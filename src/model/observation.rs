@@ -362,6 +362,10 @@ pub struct CaseTiming {
     pub grace_ms: f64,
     /// After the ladder: watching descendants settle, the diagnosis, the clean-up.
     pub observe_ms: f64,
+    /// CPU time (user + system) of the case's supervisor and every process of the case it
+    /// reaped: what the case cost the machine, for a run's floor.
+    #[serde(default)]
+    pub cpu_ms: f64,
 }
 
 /// The outcome of one server × scenario case, as measured (before judging).

@@ -104,6 +104,7 @@ fn split(started: u64, token_wait: u64, ladder: u64, done: u64, end: u64) -> Cas
         setup_ms: 0.0,
         token_wait_ms,
         token_held_ms: 0.0,
+        cpu_ms: 0.0,
         startup_ms: (before - token_wait_ms).max(0.0),
         grace_ms,
         observe_ms,

@@ -215,7 +215,9 @@ pub fn main(helper: &Path) -> i32 {
         Driver::Client | Driver::Terminal => via_client::run(&spec, helper, &link),
     };
     tree::kill_all_descendants();
-    observation.timing = Some(link.stamps.timing(crate::os::mono_ns()));
+    let mut timing = link.stamps.timing(crate::os::mono_ns());
+    timing.cpu_ms = crate::os::clock::cpu_ms_with_reaped();
+    observation.timing = Some(timing);
     send(
         &mut std::io::stdout().lock(),
         &FromSupervisor::Result {
