@@ -49,5 +49,17 @@ print(f"sum of case times       {sum(walls) / 1000:9.1f} s  ({sum(walls) / 1000 
 print(f"longest case            {max(walls) / 1000:9.1f} s")
 print(f"CPU time (user+sys)     {cpu:9.1f} s  (user {float(user):.1f}, sys {float(sys_):.1f}; {cpu / wall / cpus:.0%} of {cpus} CPUs over the wall time)")
 print(f"wall, whole command     {wall:9.1f} s")
+# The run phase against its floor: the cases' own CPU (each supervisor's and its reaped
+# tree's, from the report's timing) spread over the CPUs, or the longest server's cases in
+# sequence (their own time, without queueing for a CPU token), whichever is larger.
+timed = [r.get("timing") or {} for r in cases]
+case_cpu = sum(t.get("cpu_ms", 0.0) for t in timed) / 1000
+per_server = {}
+for r, t in zip(cases, timed):
+    per_server[r["server"]] = per_server.get(r["server"], 0.0) + (r.get("wall_ms", 0.0) - t.get("token_wait_ms", 0.0)) / 1000
+serial = max(per_server.values(), default=0.0)
+floor = max(case_cpu / cpus, serial)
+print(f"cases' own CPU          {case_cpu:9.1f} s  ({case_cpu / run / cpus:.0%} of {cpus} CPUs over the run phase: its CPU utilisation)")
+print(f"run-phase floor         {floor:9.1f} s  (max of CPU/cores {case_cpu / cpus:.1f} s, longest server in sequence {serial:.1f} s); run phase / floor = {run / floor if floor else float('nan'):.2f}")
 print(f"not testable / errors   {rep['summary'].get('not_testable', 0)} / {rep['summary']['errors']} cases")
 PY

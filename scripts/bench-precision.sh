@@ -15,8 +15,13 @@ runs=${1:-30}
 load_procs=${LOAD_PROCS:-2}
 case "$runs" in '' | *[!0-9]* | 0) echo "usage: $0 [RUNS]" >&2; exit 2 ;; esac
 
-cargo build --release -q
-bin=${CARGO_TARGET_DIR:-target}/release/mcp-shutdown
+# MCP_SHUTDOWN_BIN: the binary to time (default: target/release/mcp-shutdown, built here).
+if [[ -z ${MCP_SHUTDOWN_BIN:-} ]]; then
+  cargo build --release -q
+  bin=${CARGO_TARGET_DIR:-target}/release/mcp-shutdown
+else
+  bin=$MCP_SHUTDOWN_BIN
+fi
 manifest=conformance/bench/exit-clock.toml
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-precision.XXXXXX")
 load_pids=()

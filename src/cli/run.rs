@@ -72,9 +72,18 @@ pub fn execute_with(
         .revision(plan.revision)
         .budgets(plan.overrides)
         .plumbing(plan.plumbing)
-        .repeat(plan.repeat);
+        .repeat(plan.repeat)
+        .expect_full_waits(baseline.iter().flat_map(|b| {
+            b.entries.iter().flat_map(|(server, cases)| {
+                cases
+                    .keys()
+                    .map(move |scenario| (server.clone(), scenario.to_string()))
+            })
+        }));
     let interrupted = on_interrupt(&harness);
+    let started = std::time::Instant::now();
     let mut report = harness.run(&plan.cases);
+    let wall = started.elapsed();
     report.not_testable = plan.not_testable.clone();
     crate::harness::release_cgroups();
     if interrupted.load(Ordering::SeqCst) {
@@ -103,6 +112,7 @@ pub fn execute_with(
         }
     }
     let bound = !bound.is_empty() && !plan.accept_machine_bound;
+    eprintln!("mcp-shutdown: {}", time_summary(&report, wall));
     Ok(ExitCode::from(exit_code(&report, failed, bound)))
 }
 
@@ -163,6 +173,36 @@ fn no_verdict_lines(report: &Report) -> Vec<String> {
     lines
 }
 
+/// Where the run's time went (the build excluded): the wall time, the fixture setups (the
+/// longest any case waited for), and each phase of the cases summed over them (they overlap,
+/// so the sums exceed the wall time by as much as the run ran cases side by side).
+fn time_summary(report: &Report, wall: std::time::Duration) -> String {
+    let mut sum = crate::model::CaseTiming::default();
+    for t in report.results.iter().filter_map(|r| r.timing) {
+        // Cases of one fixture wait for its one setup together: the longest wait is its cost.
+        sum.setup_ms = sum.setup_ms.max(t.setup_ms);
+        sum.token_wait_ms += t.token_wait_ms;
+        sum.token_held_ms += t.token_held_ms;
+        sum.startup_ms += t.startup_ms;
+        sum.grace_ms += t.grace_ms;
+        sum.observe_ms += t.observe_ms;
+    }
+    let s = |ms: f64| format!("{:.1} s", ms / 1000.0);
+    let n = report.results.len();
+    format!(
+        "time: {} wall for {n} case{}; setup {}; summed over the cases: waiting for a CPU token \
+         {}, start-ups {}, grace waits {}, observation {} (holding a CPU token {})",
+        s(wall.as_secs_f64() * 1000.0),
+        if n == 1 { "" } else { "s" },
+        s(sum.setup_ms),
+        s(sum.token_wait_ms),
+        s(sum.startup_ms),
+        s(sum.grace_ms),
+        s(sum.observe_ms),
+        s(sum.token_held_ms),
+    )
+}
+
 /// The run's exit code: a usage error first (the run did not do what was asked), then a
 /// conformance failure, then a harness error (a case the suite failed to run, when nothing
 /// else failed), else success. Machine-bound cases not accepted (`bound`) come before a
@@ -192,6 +232,30 @@ mod tests {
             message: message.into(),
         });
         r
+    }
+
+    #[test]
+    fn the_time_summary_sums_each_phase_over_the_cases() {
+        let mut a = result("a", "close", crate::model::Stage::Eof, 10.0);
+        a.timing = Some(crate::model::CaseTiming {
+            setup_ms: 1000.0,
+            token_wait_ms: 250.0,
+            token_held_ms: 800.0,
+            startup_ms: 500.0,
+            grace_ms: 2000.0,
+            observe_ms: 100.0,
+            cpu_ms: 0.0,
+        });
+        let mut b = a.clone();
+        b.timing.as_mut().unwrap().setup_ms = 0.0;
+        let untimed = result("c", "close", crate::model::Stage::Eof, 10.0);
+        let r = report_of(vec![a, b, untimed]);
+        assert_eq!(
+            time_summary(&r, std::time::Duration::from_millis(3_050)),
+            "time: 3.0 s wall for 3 cases; setup 1.0 s; summed over the cases: waiting for a CPU \
+             token 0.5 s, start-ups 1.0 s, grace waits 4.0 s, observation 0.2 s (holding a CPU token \
+             1.6 s)"
+        );
     }
 
     #[test]

@@ -37,6 +37,17 @@ pub struct ProfileStep {
     pub wait_ms: u64,
 }
 
+/// Two adjacent steps that a real client takes in either order: its own timers or threads
+/// race. `between` names them in the order the profile's steps list them; `gap_ms` is the
+/// range, by the client's own constants, of how long after the first the second comes.
+/// The harness replays the listed order; the client-ladder tests accept both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileRace {
+    pub between: [ProfileAction; 2],
+    pub gap_ms: [u64; 2],
+}
+
 /// A client or host profile as written in `profiles.toml`.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -67,6 +78,9 @@ pub struct Profile {
     pub alias_of: Option<ProfileId>,
     #[serde(default)]
     pub steps: Vec<ProfileStep>,
+    /// Steps the real client may take in either order.
+    #[serde(default)]
+    pub races: Vec<ProfileRace>,
 }
 
 impl Profile {
@@ -137,6 +151,17 @@ pub enum ProfilesError {
         "profiles.toml: profile `{0}` has no `source`, `observed` or `measured` for its basis"
     )]
     NoBasis(ProfileId),
+    #[error(
+        "profiles.toml: profile `{id}` declares a race between {first:?} and {second:?}, \
+         which are not two adjacent steps in that order"
+    )]
+    RaceNotAdjacent {
+        id: ProfileId,
+        first: ProfileAction,
+        second: ProfileAction,
+    },
+    #[error("profiles.toml: profile `{0}` declares a race whose gap_ms is not [min, max]")]
+    RaceGap(ProfileId),
 }
 
 /// Every profile of a suite, in file order.
@@ -168,6 +193,23 @@ impl Profiles {
             if !documented {
                 return Err(ProfilesError::NoBasis(p.id.clone()));
             }
+            for r in &p.races {
+                let [first, second] = r.between;
+                if !p
+                    .steps
+                    .windows(2)
+                    .any(|w| w[0].action == first && w[1].action == second)
+                {
+                    return Err(ProfilesError::RaceNotAdjacent {
+                        id: p.id.clone(),
+                        first,
+                        second,
+                    });
+                }
+                if r.gap_ms[0] > r.gap_ms[1] {
+                    return Err(ProfilesError::RaceGap(p.id.clone()));
+                }
+            }
         }
         // An alias replays its target's steps (and waits), nothing else.
         for i in 0..list.len() {
@@ -184,8 +226,13 @@ impl Profiles {
                     id: list[i].id.clone(),
                     of: of.clone(),
                 })?;
-            let (steps, waits_from) = (target.steps.clone(), target.waits_from);
+            let (steps, races, waits_from) = (
+                target.steps.clone(),
+                target.races.clone(),
+                target.waits_from,
+            );
             list[i].steps = steps;
+            list[i].races = races;
             list[i].waits_from = waits_from;
         }
         let profiles = Self(list);
@@ -254,6 +301,55 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("profiles.toml:4") && e.contains("wave"), "{e}");
+    }
+
+    #[test]
+    fn a_race_names_two_adjacent_steps_in_order() {
+        let head = "[[profile]]\nid = \"spec\"\nclient = \"c\"\nbasis = \"observed\"\n\
+                    observed = [\"x\"]\nsteps = [{ do = \"sigterm\", wait_ms = 0 }, \
+                    { do = \"close-stdin\", wait_ms = 5 }, { do = \"sigkill\", wait_ms = 5 }]\n";
+        let ok = format!(
+            "{head}races = [{{ between = [\"sigterm\", \"close-stdin\"], gap_ms = [0, 100] }}]\n"
+        );
+        let p = Profiles::parse(&ok).unwrap();
+        assert_eq!(
+            p.spec().unwrap().races,
+            [ProfileRace {
+                between: [ProfileAction::Sigterm, ProfileAction::CloseStdin],
+                gap_ms: [0, 100]
+            }]
+        );
+        for (races, want) in [
+            (
+                "[\"close-stdin\", \"sigterm\"], gap_ms = [0, 1]",
+                "not two adjacent",
+            ),
+            (
+                "[\"sigterm\", \"sigkill\"], gap_ms = [0, 1]",
+                "not two adjacent",
+            ),
+            (
+                "[\"sigterm\", \"close-stdin\"], gap_ms = [9, 1]",
+                "not [min, max]",
+            ),
+        ] {
+            let text = format!("{head}races = [{{ between = {races} }}]\n");
+            let e = Profiles::parse(&text).unwrap_err().to_string();
+            assert!(e.contains(want), "{races}: {e}");
+        }
+        let java = p_java();
+        assert_eq!(
+            java.races.len(),
+            1,
+            "the Java SDK's destroy/stdin race is declared"
+        );
+    }
+
+    fn p_java() -> Profile {
+        Profiles::bundled()
+            .get(&ProfileId::try_from("java".to_string()).unwrap())
+            .unwrap()
+            .clone()
     }
 
     /// `(action, target, wait_ms)` of one step, for pinning.

@@ -67,6 +67,9 @@ pub struct Harness {
     server_env: std::collections::BTreeMap<String, String>,
     plumbing: PlumbingOverride,
     repeat: usize,
+    /// `(server, scenario)` of cases expected to run their ladder's waits out (a baseline's
+    /// expected failures): they start first, so that their idle waits overlap the others'.
+    full_waits: Arc<std::collections::BTreeSet<(String, String)>>,
 }
 
 impl Harness {
@@ -87,12 +90,20 @@ impl Harness {
             server_env: Default::default(),
             plumbing: PlumbingOverride::default(),
             repeat: 1,
+            full_waits: Arc::default(),
         }
     }
 
     /// Finds the `mcp-shutdown` binary (see [`super::locate::helper`]).
     pub fn locate() -> Option<Self> {
         super::locate::helper().map(Self::new)
+    }
+
+    /// Cases (`server`, `scenario`) expected to wait their ladders out, such as a baseline's
+    /// expected failures: scheduled first. Only the order changes, never a verdict.
+    pub fn expect_full_waits(mut self, cases: impl IntoIterator<Item = (String, String)>) -> Self {
+        self.full_waits = Arc::new(cases.into_iter().collect());
+        self
     }
 
     /// How many cases run at once (default 16: most of a case is waiting).
@@ -234,15 +245,26 @@ impl Harness {
     /// Runs cases once each, results in input order.
     fn run_each(&self, cases: &[(&Case, usize)]) -> Vec<JudgedCase> {
         let mut order: Vec<usize> = (0..cases.len()).collect();
-        // Longest first, so the run costs little more than its longest case.
+        // Longest first, so the run costs little more than its longest case: the cases known
+        // to wait their ladders out, then by how long their ladders can wait.
         order.sort_by_key(|&i| {
             let c = cases[i].0;
             let b = self.budgets_for(&c.manifest);
-            std::cmp::Reverse(
+            let full = self
+                .full_waits
+                .contains(&(c.manifest.name.clone(), c.scenario.to_string()));
+            std::cmp::Reverse((
+                full,
                 scenarios::build_with(&c.scenario, &b, &self.profiles, &self.plumbing)
                     .map_or(0, |s| s.max_wait_ms()),
-            )
+            ))
         });
+        // A case's place in that order is also its place in the queue for CPU tokens: the
+        // supervisors all start at once, and the longest must not wait behind short ones.
+        let mut rank = vec![0; cases.len()];
+        for (pos, &i) in order.iter().enumerate() {
+            rank[i] = pos;
+        }
         let queue = Mutex::new(order.into_iter().collect::<VecDeque<usize>>());
         let slots: Vec<Mutex<Option<JudgedCase>>> =
             cases.iter().map(|_| Mutex::new(None)).collect();
@@ -256,7 +278,7 @@ impl Harness {
                             break;
                         };
                         let (case, run) = cases[i];
-                        let r = self.run_one_with(case, run, &progress);
+                        let r = self.run_one_with(case, run, rank[i], &progress);
                         *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
                     })
                 })
@@ -278,12 +300,19 @@ impl Harness {
 
     /// Runs one case in a supervisor process and judges it.
     pub fn run_one(&self, case: &Case) -> JudgedCase {
-        self.run_one_with(case, 1, &Progress::new(1, false))
+        self.run_one_with(case, 1, 0, &Progress::new(1, false))
     }
 
     /// `run`: which run of a repeated case this is (1-based), given to the server as
     /// `MCP_SHUTDOWN_RUN` (a fixture can seed its randomness with it).
-    fn run_one_with(&self, case: &Case, run: usize, progress: &Progress) -> JudgedCase {
+    /// `rank`: its place in the run's queue for CPU tokens (0 first).
+    fn run_one_with(
+        &self,
+        case: &Case,
+        run: usize,
+        rank: usize,
+        progress: &Progress,
+    ) -> JudgedCase {
         let m = &case.manifest;
         let budgets = self.budgets_for(m);
         let scenario =
@@ -305,7 +334,9 @@ impl Harness {
                     };
                 }
             };
+        let setup_started = mono_ns();
         let setup = m.setup.as_ref().map(setup_once).unwrap_or(Ok(()));
+        let setup_ms = ms_between(setup_started, mono_ns());
         let mut observation = if self.interrupted.load(Ordering::SeqCst) {
             Observation::failed(
                 &m.name,
@@ -328,8 +359,9 @@ impl Harness {
                 inflight: m.inflight.clone(),
                 cgroup: None,
             };
-            self.supervise(&spec, progress)
+            self.supervise(&spec, rank, progress)
         };
+        observation.timing.get_or_insert_default().setup_ms = setup_ms;
         observation.note = rules::note(&observation, &scenario);
         let checks = self
             .catalogue
@@ -344,14 +376,14 @@ impl Harness {
         }
     }
 
-    fn supervise(&self, spec: &CaseSpec, progress: &Progress) -> Observation {
+    fn supervise(&self, spec: &CaseSpec, rank: usize, progress: &Progress) -> Observation {
         let started = mono_ns();
-        let mut r = self.supervise_inner(spec, progress);
+        let mut r = self.supervise_inner(spec, rank, progress);
         r.wall_ms = ms_between(started, mono_ns());
         r
     }
 
-    fn supervise_inner(&self, spec: &CaseSpec, progress: &Progress) -> Observation {
+    fn supervise_inner(&self, spec: &CaseSpec, rank: usize, progress: &Progress) -> Observation {
         let n = CASE_COUNTER.fetch_add(1, Ordering::SeqCst);
         let group = cgroups().case(&format!("case-{n}"), self.max_pids);
         let mut spec = spec.clone();
@@ -361,7 +393,11 @@ impl Harness {
             mark: format!("{}-{n}-{}", signals::own_pid(), mono_ns()),
             group,
             progress,
+            rank,
         };
+        let asked = mono_ns();
+        let first = case.first_token();
+        let queued_ms = ms_between(asked, mono_ns());
         let child = match case.spawn(&self.helper) {
             Ok(c) => c,
             Err(o) => return *o,
@@ -376,7 +412,8 @@ impl Harness {
         if self.interrupted.load(Ordering::SeqCst) {
             signals::signal_pid(pid as i32, SignalName::Term);
         }
-        let mut o = case.run(child);
+        let mut o = case.run(child, Some(first));
+        o.timing.get_or_insert_default().token_wait_ms += queued_ms;
         self.live
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -414,9 +451,7 @@ pub fn release_cgroups() {
 fn host() -> Host {
     Host {
         os: std::env::consts::OS.into(),
-        kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
-            .map(|s| s.trim().to_string())
-            .unwrap_or_default(),
+        kernel: crate::os::procfs::kernel_release(),
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         containment: None,
         suite_source: None,

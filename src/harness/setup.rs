@@ -129,6 +129,7 @@ pub fn ensure(setup: &Setup) -> Result<(), SetupError> {
             program: setup.command[0].clone(),
         });
     }
+    let began = std::time::Instant::now();
     let out = duct::cmd(&setup.command[0], &setup.command[1..])
         .dir(&setup.cwd)
         .stdin_null()
@@ -164,7 +165,22 @@ pub fn ensure(setup: &Setup) -> Result<(), SetupError> {
         source: e,
     })?;
     let _ = writeln!(f, "{key}");
+    log_setup(began.elapsed(), &dir, &command);
     Ok(())
+}
+
+/// Where `.ci/run` (or anyone timing a run) collects how long each setup that ran took:
+/// one `<seconds>\t<dir>\t<command>` line per setup, appended (one short write each, so
+/// parallel test processes do not interleave lines).
+const SETUP_LOG: &str = "MCP_SHUTDOWN_SETUP_LOG";
+
+fn log_setup(took: std::time::Duration, dir: &str, command: &str) {
+    let Some(path) = std::env::var_os(SETUP_LOG).filter(|p| !p.is_empty()) else {
+        return;
+    };
+    if let Ok(mut f) = OpenOptions::new().create(true).append(true).open(path) {
+        let _ = f.write_all(format!("{:.1}\t{dir}\t{command}\n", took.as_secs_f64()).as_bytes());
+    }
 }
 
 #[cfg(test)]

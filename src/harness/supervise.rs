@@ -10,7 +10,7 @@ use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::Duration;
 
 use super::progress::Progress;
-use super::tokens::cpu_tokens;
+use super::tokens::{cpu_tokens, Permit};
 use crate::model::{ErrorKind, ExitStatus, Observation, SignalName};
 use crate::os::containment::CaseGroup;
 use crate::os::{mono_ns, signals, tree};
@@ -27,6 +27,8 @@ pub struct Supervised<'a> {
     pub mark: String,
     pub group: CaseGroup,
     pub progress: &'a Progress,
+    /// Its place in the run's queue for CPU tokens (0 first: the longest case).
+    pub rank: usize,
 }
 
 /// How the supervisor ended, from the harness's side.
@@ -89,8 +91,16 @@ impl Supervised<'_> {
         Ok(child)
     }
 
+    /// Takes the case's first CPU token, in the run's order, before its supervisor starts:
+    /// its first request (the start-up) is answered with it, so that which supervisor
+    /// process happens to start fastest does not decide which case starts first.
+    pub fn first_token(&self) -> Permit<'static> {
+        cpu_tokens().acquire(self.rank)
+    }
+
     /// Talks to a running supervisor until it ends or is lost; then sweeps the case.
-    pub fn run(&self, mut child: Child) -> Observation {
+    /// `first`: the token its first request gets (see [`Self::first_token`]).
+    pub fn run(&self, mut child: Child, first: Option<Permit<'static>>) -> Observation {
         let mut lifeline = child.stdin.take().expect("piped");
         send(&mut lifeline, &self.spec);
         let mut stderr = child.stderr.take().expect("piped");
@@ -101,7 +111,7 @@ impl Supervised<'_> {
         });
         let rx = reader(&mut child);
         self.progress.case_started();
-        let end = self.converse(&rx, &mut lifeline);
+        let end = self.converse(&rx, &mut lifeline, first);
         self.progress.case_done();
         let mut stopped = false;
         if matches!(end, End::NoResult { lost: true }) {
@@ -131,7 +141,12 @@ impl Supervised<'_> {
     }
 
     /// The CPU-token protocol (see `supervisor::link`) and the heartbeat.
-    fn converse(&self, rx: &Receiver<FromSupervisor>, lifeline: &mut impl std::io::Write) -> End {
+    fn converse(
+        &self,
+        rx: &Receiver<FromSupervisor>,
+        lifeline: &mut impl std::io::Write,
+        mut first: Option<Permit<'static>>,
+    ) -> End {
         let mut token = None;
         let mut heard = mono_ns();
         let end = loop {
@@ -140,7 +155,11 @@ impl Supervised<'_> {
                     heard = mono_ns();
                     match msg {
                         FromSupervisor::NeedCpu => {
-                            token = Some(cpu_tokens().acquire());
+                            token = Some(
+                                first
+                                    .take()
+                                    .unwrap_or_else(|| cpu_tokens().acquire(self.rank)),
+                            );
                             self.progress.busy(true);
                             send(lifeline, &ToSupervisor::Go);
                         }

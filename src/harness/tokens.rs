@@ -13,18 +13,29 @@
 //! `MCP_SHUTDOWN_TOKEN_DIR=` (empty) keeps tokens within the process, as does a directory that
 //! cannot be created.
 
+use std::collections::BTreeSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
-use nix::fcntl::{Flock, FlockArg};
+use crate::os::lock::{euid, try_lock_exclusive, Flock};
 
-/// A counting semaphore (std has none).
+/// A counting semaphore (std has none) that grants its permits by rank: of the callers
+/// waiting, the one with the lowest rank (then the earliest) goes first, so the harness's
+/// longest-first order holds for tokens too, however the threads happen to wake.
 #[derive(Debug)]
 pub struct Semaphore {
-    free: Mutex<usize>,
+    state: Mutex<Queue>,
     cv: Condvar,
+}
+
+#[derive(Debug)]
+struct Queue {
+    free: usize,
+    /// (rank, arrival) of every caller waiting.
+    waiting: BTreeSet<(usize, u64)>,
+    arrivals: u64,
 }
 
 /// A held permit of a [`Semaphore`]; given back on drop.
@@ -33,25 +44,38 @@ pub struct LocalPermit<'a>(&'a Semaphore);
 impl Semaphore {
     pub fn new(n: usize) -> Self {
         Self {
-            free: Mutex::new(n),
+            state: Mutex::new(Queue {
+                free: n,
+                waiting: BTreeSet::new(),
+                arrivals: 0,
+            }),
             cv: Condvar::new(),
         }
     }
 
-    pub fn acquire(&self) -> LocalPermit<'_> {
-        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
-        while *free == 0 {
-            free = self.cv.wait(free).unwrap_or_else(|p| p.into_inner());
+    /// Blocks until a permit is free and no caller of a lower rank (or the same rank, come
+    /// earlier) is waiting for one.
+    pub fn acquire(&self, rank: usize) -> LocalPermit<'_> {
+        let mut q = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let ticket = (rank, q.arrivals);
+        q.arrivals += 1;
+        q.waiting.insert(ticket);
+        while q.free == 0 || q.waiting.first() != Some(&ticket) {
+            q = self.cv.wait(q).unwrap_or_else(|p| p.into_inner());
         }
-        *free -= 1;
+        q.waiting.remove(&ticket);
+        q.free -= 1;
+        drop(q);
+        // The next in line may find a permit free too.
+        self.cv.notify_all();
         LocalPermit(self)
     }
 }
 
 impl Drop for LocalPermit<'_> {
     fn drop(&mut self) {
-        *self.0.free.lock().unwrap_or_else(|p| p.into_inner()) += 1;
-        self.0.cv.notify_one();
+        self.0.state.lock().unwrap_or_else(|p| p.into_inner()).free += 1;
+        self.0.cv.notify_all();
     }
 }
 
@@ -90,9 +114,10 @@ impl Tokens {
         self.dir.is_some()
     }
 
-    /// Blocks until a token is free. Waiting is never timed: the case's clock starts after.
-    pub fn acquire(&self) -> Permit<'_> {
-        let local = self.local.acquire();
+    /// Blocks until a token is free for a case of this `rank` (0 first). Waiting is never
+    /// timed: the case's clock starts after.
+    pub fn acquire(&self, rank: usize) -> Permit<'_> {
+        let local = self.local.acquire(rank);
         let slot = self.dir.as_deref().and_then(|d| self.slot(d));
         Permit {
             _slot: slot,
@@ -117,9 +142,9 @@ impl Tokens {
         loop {
             let mut still = Vec::with_capacity(files.len());
             for f in files {
-                match Flock::lock(f, FlockArg::LockExclusiveNonblock) {
+                match try_lock_exclusive(f) {
                     Ok(held) => return Some(held),
-                    Err((f, _busy)) => still.push(f),
+                    Err(f) => still.push(f),
                 }
             }
             files = still;
@@ -135,7 +160,7 @@ fn token_dir() -> Option<PathBuf> {
         Some(d) if d.is_empty() => None,
         Some(d) => Some(PathBuf::from(d)),
         None => {
-            let uid = nix::unistd::geteuid().as_raw();
+            let uid = euid();
             Some(std::env::temp_dir().join(format!("mcp-shutdown-cpu-tokens-{uid}")))
         }
     }
@@ -174,7 +199,7 @@ mod tests {
                 let (held, most) = (&held, &most);
                 s.spawn(move || {
                     for _ in 0..5 {
-                        let _p = t.acquire();
+                        let _p = t.acquire(i);
                         let now = held.fetch_add(1, Ordering::SeqCst) + 1;
                         most.fetch_max(now, Ordering::SeqCst);
                         std::thread::sleep(Duration::from_millis(3));
@@ -195,12 +220,42 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let a = Tokens::new(1, Some(dir.path().to_path_buf()));
         let b = Tokens::new(1, Some(dir.path().to_path_buf()));
-        drop(a.acquire());
-        let _held = b.acquire();
+        drop(a.acquire(0));
+        let _held = b.acquire(0);
         let local = Tokens::new(1, None);
         assert!(!local.machine_wide());
-        drop(local.acquire());
+        drop(local.acquire(0));
         let missing = Tokens::new(1, Some(PathBuf::from("/proc/nope/tokens")));
         assert!(!missing.machine_wide(), "an unusable directory falls back");
+    }
+
+    /// While a token is held, callers queue; when it is given back they get it lowest rank
+    /// first, whatever order they came in.
+    #[test]
+    fn waiting_callers_are_served_by_rank() {
+        let sem = Arc::new(Semaphore::new(1));
+        let held = sem.acquire(0);
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let threads: Vec<_> = [5, 1, 3, 0, 4]
+            .into_iter()
+            .enumerate()
+            .map(|(k, rank)| {
+                let (mine, order) = (sem.clone(), order.clone());
+                let t = std::thread::spawn(move || {
+                    let _p = mine.acquire(rank);
+                    order.lock().unwrap().push(rank);
+                });
+                // Each is waiting before the next comes (the order of arrival is not rank's).
+                while sem.state.lock().unwrap().waiting.len() < k + 1 {
+                    std::thread::yield_now();
+                }
+                t
+            })
+            .collect();
+        drop(held);
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(*order.lock().unwrap(), vec![0, 1, 3, 4, 5]);
     }
 }

@@ -397,6 +397,30 @@ pub struct Diagnostics {
     pub hint: String,
 }
 
+/// Where one case's time went, for the run's time summary and benchmarks; never judged.
+/// The phases follow each other: setup, waiting for a CPU token, start-up, the ending's
+/// ladder, and what comes after it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CaseTiming {
+    /// The fixture's setup (`npm ci`, a build), when this case ran it or waited for it.
+    pub setup_ms: f64,
+    /// Waiting for a CPU token: the run's queue, not the case.
+    pub token_wait_ms: f64,
+    /// Holding one (start-up, and the ending until the tree goes idle); overlaps the phases.
+    #[serde(default)]
+    pub token_held_ms: f64,
+    /// From the supervisor's start to the first trigger: launch, handshake, preparation.
+    pub startup_ms: f64,
+    /// The ending's ladder: from the first trigger to the exit or the end of the last wait.
+    pub grace_ms: f64,
+    /// After the ladder: watching descendants settle, the diagnosis, the clean-up.
+    pub observe_ms: f64,
+    /// CPU time (user + system) of the case's supervisor and every process of the case it
+    /// reaped: what the case cost the machine, for a run's floor.
+    #[serde(default)]
+    pub cpu_ms: f64,
+}
+
 /// The outcome of one server × scenario case, as measured (before judging).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Observation {
@@ -457,6 +481,9 @@ pub struct Observation {
     /// every published cell can say how loaded the machine was; never judged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_avg: Option<f64>,
+    /// Where the case's time went; never judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<CaseTiming>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -490,6 +517,7 @@ impl Observation {
             limit_hits: 0,
             machine_bound: None,
             load_avg: None,
+            timing: None,
         }
     }
 

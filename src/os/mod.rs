@@ -11,6 +11,7 @@ pub mod containment;
 pub mod diagnose;
 pub mod fdio;
 pub mod hostproc;
+pub mod lock;
 pub mod pidfd;
 pub mod procfs;
 pub mod recorder;

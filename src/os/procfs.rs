@@ -244,6 +244,13 @@ impl TreeSampler {
     }
 }
 
+/// The kernel's release (`/proc/sys/kernel/osrelease`), empty when unreadable.
+pub fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

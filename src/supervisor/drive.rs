@@ -27,6 +27,7 @@ pub fn drive(
     mut perform: impl FnMut(Action) -> u64,
 ) -> Driven {
     let mut diagnostics = None;
+    link.stamps.ladder_started();
     let mut pending: std::collections::VecDeque<Command> = ladder.start().into();
     while let Some(cmd) = pending.pop_front() {
         let ev = match cmd {
@@ -54,7 +55,10 @@ pub fn drive(
                     None => sampled(sampler),
                 })
             }
-            Command::Done(ended) => return Driven { ended, diagnostics },
+            Command::Done(ended) => {
+                link.stamps.ladder_done();
+                return Driven { ended, diagnostics };
+            }
         };
         if let Some(ev) = ev {
             pending.extend(ladder.on(ev));

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use super::protocol::{send, FromSupervisor};
 use crate::exit_codes;
+use crate::model::CaseTiming;
 use crate::os::{mono_ns, tree};
 
 /// Held while this process starts a child. `abort` takes it and never gives it back, so no
@@ -24,10 +25,90 @@ pub fn spawn_guard() -> MutexGuard<'static, ()> {
 static DEADLINE_NS: AtomicU64 = AtomicU64::new(u64::MAX);
 
 /// The supervisor's side of the CPU-token protocol. Idle waits (grace periods, orphan
-/// watching) hold no token.
+/// watching) hold no token. It also stamps the phases of the case for its [`CaseTiming`].
 pub struct Link {
     pub go: Receiver<()>,
     pub deadline_ms: u64,
+    pub stamps: Stamps,
+}
+
+/// When the case's phases began and how long it queued for tokens (`CLOCK_MONOTONIC` ns;
+/// 0: not yet).
+#[derive(Debug, Default)]
+pub struct Stamps {
+    started_ns: AtomicU64,
+    token_wait_ns: AtomicU64,
+    held_since_ns: AtomicU64,
+    token_held_ns: AtomicU64,
+    ladder_ns: AtomicU64,
+    ladder_done_ns: AtomicU64,
+}
+
+impl Stamps {
+    /// Stamps taken from now on: the case starts.
+    pub fn starting_now() -> Self {
+        let s = Self::default();
+        s.started_ns.store(mono_ns(), Ordering::SeqCst);
+        s
+    }
+
+    /// The ending's ladder starts (the first trigger comes next).
+    pub fn ladder_started(&self) {
+        self.ladder_ns.store(mono_ns(), Ordering::SeqCst);
+    }
+
+    pub fn ladder_done(&self) {
+        self.ladder_done_ns.store(mono_ns(), Ordering::SeqCst);
+    }
+
+    fn granted(&self) {
+        self.held_since_ns.store(mono_ns(), Ordering::SeqCst);
+    }
+
+    fn given_back(&self, now_ns: u64) {
+        let since = self.held_since_ns.swap(0, Ordering::SeqCst);
+        if since != 0 {
+            self.token_held_ns
+                .fetch_add(now_ns.saturating_sub(since), Ordering::SeqCst);
+        }
+    }
+
+    /// The case's timing, when it ends `end_ns` (the fixture's setup is the harness's).
+    pub fn timing(&self, end_ns: u64) -> CaseTiming {
+        self.given_back(end_ns);
+        let get = |a: &AtomicU64| a.load(Ordering::SeqCst);
+        let mut t = split(
+            get(&self.started_ns),
+            get(&self.token_wait_ns),
+            get(&self.ladder_ns),
+            get(&self.ladder_done_ns),
+            end_ns,
+        );
+        t.token_held_ms = get(&self.token_held_ns) as f64 / 1e6;
+        t
+    }
+}
+
+/// The phases between the stamps: start-up is the time before the ladder less the token
+/// queue; a case that never reached its ending spent it all starting up.
+fn split(started: u64, token_wait: u64, ladder: u64, done: u64, end: u64) -> CaseTiming {
+    let ms = |a: u64, b: u64| b.saturating_sub(a) as f64 / 1e6;
+    let token_wait_ms = token_wait as f64 / 1e6;
+    let (before, grace_ms, observe_ms) = if ladder == 0 {
+        (ms(started, end), 0.0, 0.0)
+    } else {
+        let done = if done == 0 { end } else { done };
+        (ms(started, ladder), ms(ladder, done), ms(done, end))
+    };
+    CaseTiming {
+        setup_ms: 0.0,
+        token_wait_ms,
+        token_held_ms: 0.0,
+        cpu_ms: 0.0,
+        startup_ms: (before - token_wait_ms).max(0.0),
+        grace_ms,
+        observe_ms,
+    }
 }
 
 impl Link {
@@ -40,14 +121,20 @@ impl Link {
     /// outlast any deadline, and it says nothing about the case.
     pub fn need_cpu(&self) {
         DEADLINE_NS.store(u64::MAX, Ordering::SeqCst);
+        let asked = mono_ns();
         Self::say(&FromSupervisor::NeedCpu);
         if self.go.recv().is_err() {
             abort("the harness went away");
         }
+        self.stamps
+            .token_wait_ns
+            .fetch_add(mono_ns().saturating_sub(asked), Ordering::SeqCst);
+        self.stamps.granted();
         set_deadline(self.deadline_ms);
     }
 
     pub fn free_cpu(&self) {
+        self.stamps.given_back(mono_ns());
         Self::say(&FromSupervisor::FreeCpu);
     }
 }
@@ -88,4 +175,23 @@ pub fn abort(why: &str) -> ! {
 /// One line to stderr, ignoring errors (a closed pipe must not panic).
 pub fn say_err(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    #[test]
+    fn phases_follow_the_stamps_and_the_token_queue_is_not_start_up() {
+        let t = split(1_000 * MS, 300 * MS, 1_800 * MS, 3_800 * MS, 4_000 * MS);
+        assert_eq!(t.token_wait_ms, 300.0);
+        assert_eq!(t.startup_ms, 500.0);
+        assert_eq!(t.grace_ms, 2_000.0);
+        assert_eq!(t.observe_ms, 200.0);
+        // no ending reached: all of it was start-up
+        let t = split(1_000 * MS, 0, 0, 0, 1_250 * MS);
+        assert_eq!((t.startup_ms, t.grace_ms, t.observe_ms), (250.0, 0.0, 0.0));
+    }
 }

@@ -198,6 +198,7 @@ pub fn main(helper: &Path) -> i32 {
     let link = Link {
         go: go_rx,
         deadline_ms: spec.deadline_ms(),
+        stamps: link::Stamps::starting_now(),
     };
     if let Ok(mut signals) = signal_hook::iterator::Signals::new([
         signal_hook::consts::SIGTERM,
@@ -221,6 +222,9 @@ pub fn main(helper: &Path) -> i32 {
     observation.machine_bound = decided.or(observation.machine_bound.take());
     observation.load_avg = procfs::load_avg();
     tree::kill_all_descendants();
+    let mut timing = link.stamps.timing(crate::os::mono_ns());
+    timing.cpu_ms = crate::os::clock::cpu_ms_with_reaped();
+    observation.timing = Some(timing);
     send(
         &mut std::io::stdout().lock(),
         &FromSupervisor::Result {
