@@ -83,21 +83,14 @@ pub enum Cmd {
     },
 }
 
-fn format_arg(s: &str) -> Result<Format, String> {
-    s.parse().map_err(|e: String| {
-        let known: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
-        format!("{e} (known: {})", known.join(", "))
-    })
-}
-
 #[derive(Subcommand, Debug)]
 pub enum ReportCmd {
     /// Render a JSON report in another format.
     Render {
         #[arg(long, value_name = "REPORT.json")]
         from: PathBuf,
-        /// text, json, junit, markdown, html or conformance (needs --out).
-        #[arg(long, default_value = "text", value_parser = format_arg)]
+        /// The format (`conformance` needs --out).
+        #[arg(long, default_value = "text", value_enum)]
         format: Format,
         /// Only the endings where servers of the same shape disagree (text).
         #[arg(long)]
@@ -178,9 +171,8 @@ pub struct RunOpts {
     /// Spec revision whose rule levels score the run.
     #[arg(long, value_name = "REV")]
     pub spec: Option<String>,
-    /// text, json, junit, markdown, html or conformance (the official conformance suite's
-    /// `<server>/server-<scenario>/checks.json` layout, written to an `--output DIR`).
-    #[arg(long, default_value = "text", value_parser = format_arg)]
+    /// The format (`conformance` is written to an `--output DIR`).
+    #[arg(long, default_value = "text", value_enum)]
     pub format: Format,
     /// Text output shows only the endings where servers of the same shape disagree.
     #[arg(long)]
