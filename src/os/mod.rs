@@ -13,6 +13,7 @@ pub mod pidfd;
 pub mod procfs;
 pub mod sched;
 pub mod signals;
+pub mod spawn;
 pub mod terminal;
 pub mod tree;
 
