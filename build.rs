@@ -6,6 +6,9 @@ mod rules_codegen;
 // The suite the binary carries (kits, catalogues, manifests, fixtures' sources).
 #[path = "src/harness/embed_codegen.rs"]
 mod embed_codegen;
+// `Ending` and the test suites' lists of endings are generated from conformance/endings.toml.
+#[path = "src/config/endings_codegen.rs"]
+mod endings_codegen;
 
 fn main() {
     println!("cargo::rerun-if-changed=conformance/servers");
@@ -17,4 +20,5 @@ fn main() {
     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets it"));
     rules_codegen::write(&root, &out);
     embed_codegen::write(&root, &out);
+    endings_codegen::write(&root, &out);
 }

@@ -99,21 +99,14 @@ pub enum Cmd {
     },
 }
 
-fn format_arg(s: &str) -> Result<Format, String> {
-    s.parse().map_err(|e: String| {
-        let known: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
-        format!("{e} (known: {})", known.join(", "))
-    })
-}
-
 #[derive(Subcommand, Debug)]
 pub enum ReportCmd {
     /// Render a JSON report in another format.
     Render {
         #[arg(long, value_name = "REPORT.json")]
         from: PathBuf,
-        /// text, json, junit, markdown, html or conformance (needs --out).
-        #[arg(long, default_value = "text", value_parser = format_arg)]
+        /// The format (`conformance` needs --out).
+        #[arg(long, default_value = "text", value_enum)]
         format: Format,
         /// Only the endings where servers of the same shape disagree (text).
         #[arg(long)]
@@ -205,7 +198,7 @@ pub struct RunOpts {
     /// text, json, junit, markdown, html or conformance (the official conformance suite's
     /// layout, `server-<server>+<scenario>-<timestamp>/checks.json`, written to an
     /// `--output DIR`).
-    #[arg(long, default_value = "text", value_parser = format_arg)]
+    #[arg(long, default_value = "text", value_enum)]
     pub format: Format,
     /// Text output shows only the endings where servers of the same shape disagree.
     #[arg(long)]

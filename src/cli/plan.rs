@@ -84,7 +84,9 @@ pub fn with_hosts(
     if !asked {
         chosen.clear();
     }
-    let terminal = [Ending::Close, Ending::Sighup, Ending::CtrlC].map(ScenarioId::Ending);
+    let terminal = std::iter::once(Ending::Close)
+        .chain(Ending::ALL.iter().copied().filter(|e| e.in_terminal()))
+        .map(ScenarioId::Ending);
     let hosts = profiles.hosts().map(|p| ScenarioId::Profile(p.id.clone()));
     for id in terminal.into_iter().chain(hosts) {
         if !chosen.contains(&id) {

@@ -4,6 +4,10 @@
 
 pub mod baseline;
 pub mod budgets;
+pub mod endings;
+#[cfg(test)]
+#[allow(dead_code)]
+mod endings_codegen;
 pub mod manifest;
 pub mod profiles;
 pub mod scenarios;

@@ -3,10 +3,11 @@
 
 pub use crate::model::PlumbingOverride;
 use crate::model::{
-    Action, Budgets, Driver, Ending, GroupKind, Plumbing, Scenario, ScenarioId, SignalName, Step,
-    Target, UnknownId, UntilIdle,
+    Action, Budgets, Driver, Ending, GroupKind, Plumbing, Scenario, ScenarioId, Step, UnknownId,
+    UntilIdle,
 };
 
+use super::endings;
 use super::profiles::Profiles;
 
 /// Every scenario ID of a suite: the default endings, then one `close:<profile>` per profile.
@@ -54,13 +55,6 @@ pub fn build_with(
 }
 
 fn build_default(id: &ScenarioId, b: &Budgets, profiles: &Profiles) -> Result<Scenario, UnknownId> {
-    let spec = || {
-        profiles
-            .spec()
-            .expect("profiles always have a spec profile (checked when parsed)")
-            .ladder(b)
-    };
-    let signal = |signal, to, wait_ms| Step::new(Action::Signal { signal, to }, wait_ms);
     let ending = match id {
         ScenarioId::Profile(p) => {
             let profile = profiles.get(p)?;
@@ -73,94 +67,41 @@ fn build_default(id: &ScenarioId, b: &Budgets, profiles: &Profiles) -> Result<Sc
         }
         ScenarioId::Ending(e) => *e,
     };
-    let client = |action| {
-        Scenario::new(
-            id.clone(),
-            Driver::Client,
-            vec![Step::new(action, b.observe_ms)],
-        )
+    // Everything an ending plans is its `[[ending]]` in conformance/endings.toml.
+    let def = endings::get(ending);
+    let mut steps = match &def.ladder {
+        Some(p) => profiles.get(p)?.ladder(b),
+        None => def
+            .steps
+            .iter()
+            .map(|s| Step::new(s.action, b.get(s.wait)))
+            .collect(),
     };
-    Ok(match ending {
-        // The spec's ladder: close stdin, wait, SIGTERM, wait, SIGKILL.
-        Ending::Close => Scenario::new(id.clone(), Driver::Direct, spec()),
-        Ending::Exit => client(Action::ClientExit),
-        Ending::Crash => client(Action::ClientKill),
-        // Started with stdin at EOF: how long it takes to start is not what is judged, so the
-        // first wait counts only the time it sits idle with stdin at EOF (the grace the spec's
-        // ladder gives before SIGTERM), and gives up only after the handshake budget of its
-        // own busy time.
-        Ending::StdinNull => {
-            let mut steps = spec();
-            steps[0] = Step {
-                action: Action::CloseStdin,
-                wait_ms: b.grace_ms,
-                until_idle: Some(UntilIdle {
-                    busy_cap_ms: b.handshake_ms + b.prompt_ms,
-                }),
-            };
-            Scenario {
-                stdin_null: true,
-                ..Scenario::new(id.clone(), Driver::Direct, steps)
-            }
-        }
-        // A process manager stops it; stdin stays open.
-        Ending::Sigterm => Scenario::new(
-            id.clone(),
-            Driver::Direct,
-            vec![
-                signal(SignalName::Term, Target::Process, b.grace_ms),
-                signal(SignalName::Kill, Target::Process, b.grace_ms),
-            ],
-        ),
-        // Ctrl-C in a terminal: SIGINT to the whole foreground process group.
-        Ending::Sigint => Scenario::new(
-            id.clone(),
-            Driver::Direct,
-            vec![
-                signal(SignalName::Int, Target::Group, b.grace_ms),
-                signal(SignalName::Kill, Target::Group, b.grace_ms),
-            ],
-        ),
-        Ending::Inflight => Scenario {
-            inflight: true,
-            ..Scenario::new(id.clone(), Driver::Direct, spec())
-        },
-        Ending::Sighup | Ending::CtrlC => terminal(id, ending, b),
-    })
-}
-
-/// A terminal host's ending: the server is in the foreground job's group (unless moved
-/// out), so what the terminal sends reaches both.
-fn terminal(id: &ScenarioId, ending: Ending, b: &Budgets) -> Scenario {
-    let steps = if ending == Ending::Sighup {
-        let hangup = Action::Hangup {
-            reaches_server: true,
-        };
-        vec![Step::new(hangup, b.observe_ms)]
-    } else {
-        // The host survives Ctrl-C long enough for its server to act on it, then exits: a
-        // server that ignored SIGINT then has stdin at EOF and no parent.
-        let interrupt = Action::Interrupt {
-            reaches_server: true,
-        };
-        vec![
-            Step::new(interrupt, b.prompt_ms),
-            Step::new(Action::ClientExit, b.observe_ms),
-        ]
+    if let (false, Some(first)) = (def.until_idle.is_empty(), steps.first_mut()) {
+        first.until_idle = Some(UntilIdle {
+            busy_cap_ms: def.until_idle.iter().map(|n| b.get(*n)).sum(),
+        });
+    }
+    let mut s = Scenario {
+        stdin_null: def.stdin_null,
+        inflight: def.inflight,
+        ..Scenario::new(id.clone(), def.driver, steps)
     };
-    Scenario {
-        plumbing: Plumbing {
+    // A terminal host's server is in the foreground job's group (unless moved out), so what
+    // the terminal sends reaches both.
+    if def.driver == Driver::Terminal {
+        s.plumbing = Plumbing {
             group: GroupKind::Host,
             ..Plumbing::default()
-        },
-        ..Scenario::new(id.clone(), Driver::Terminal, steps)
+        };
     }
+    Ok(s)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{stage_after, Stage};
+    use crate::model::{stage_after, SignalName, Stage, Target};
 
     fn get(id: &str, b: &Budgets) -> Scenario {
         build(&id.parse().unwrap(), b, &Profiles::bundled()).unwrap()

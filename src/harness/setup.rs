@@ -4,8 +4,8 @@
 //! install into the same directory at once.
 
 use std::fs::{File, OpenOptions};
+use std::hash::Hasher;
 use std::io::Write;
-use std::path::Path;
 
 use crate::config::manifest::Setup;
 
@@ -51,21 +51,13 @@ pub enum SetupError {
     },
 }
 
-/// 64-bit FNV-1a: stable across Rust releases (unlike `DefaultHasher`), enough for a stamp.
-fn fnv(bytes: &[u8], mut h: u64) -> u64 {
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x100_0000_01b3);
-    }
-    h
-}
-
-/// The cache key: the command line and every input's name and contents.
+/// The cache key: the command line and every input's name and contents, hashed with 64-bit
+/// FNV-1a (stable across Rust releases, unlike `DefaultHasher`; enough for a stamp).
 pub fn key(setup: &Setup) -> Result<String, SetupError> {
-    let mut h = 0xcbf2_9ce4_8422_2325;
+    let mut h = fnv::FnvHasher::default();
     for a in &setup.command {
-        h = fnv(a.as_bytes(), h);
-        h = fnv(&[0], h);
+        h.write(a.as_bytes());
+        h.write(&[0]);
     }
     for i in &setup.inputs {
         let p = setup.cwd.join(i);
@@ -73,20 +65,15 @@ pub fn key(setup: &Setup) -> Result<String, SetupError> {
             path: p.display().to_string(),
             source: e,
         })?;
-        h = fnv(i.as_bytes(), h);
-        h = fnv(&data, h);
+        h.write(i.as_bytes());
+        h.write(&data);
     }
-    Ok(format!("{h:016x}"))
+    Ok(format!("{:016x}", h.finish()))
 }
 
-/// Is `program` runnable: an existing path, or a name found on `PATH`?
+/// Is `program` runnable: an executable path, or a name found on `PATH`?
 pub fn on_path(program: &str) -> bool {
-    if program.contains('/') {
-        return Path::new(program).exists();
-    }
-    std::env::var_os("PATH")
-        .map(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
-        .unwrap_or(false)
+    which::which(program).is_ok()
 }
 
 /// Makes sure the fixture is set up; runs the command at most once per key, even when
@@ -186,7 +173,7 @@ fn log_setup(took: std::time::Duration, dir: &str, command: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
+    use std::path::{Path, PathBuf};
 
     fn setup_in(dir: &Path, script: &str) -> Setup {
         std::fs::write(dir.join("lock.txt"), "v1").unwrap();

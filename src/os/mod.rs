@@ -17,6 +17,7 @@ pub mod procfs;
 pub mod recorder;
 pub mod sched;
 pub mod signals;
+pub mod spawn;
 pub mod terminal;
 pub mod tree;
 

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use super::hosts::is_host_scenario;
 use super::present::{self, axes, visible};
-use crate::model::{Check, Ending, JudgedCase, Outcome, Owner, Report, ScenarioId, Status};
+use crate::model::{Check, JudgedCase, Outcome, Owner, Report, ScenarioId, Status};
 use crate::rules::{explain, Catalogue};
 
 /// The badge's left-hand text.
@@ -78,10 +78,7 @@ impl Scope {
             Scope::All => true,
             Scope::Hosts => {
                 is_host_scenario(report, &r.scenario)
-                    || matches!(
-                        r.scenario,
-                        ScenarioId::Ending(Ending::Sighup | Ending::CtrlC)
-                    )
+                    || matches!(r.scenario, ScenarioId::Ending(e) if e.in_terminal())
             }
         }
     }

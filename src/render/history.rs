@@ -47,39 +47,43 @@ pub struct Change {
     pub to: String,
 }
 
-/// A pre-release (`-rc.1`, `b1`) comes before its release, a build or post-release
-/// (`+local.1a2b3c4d`, `.post1`) after it.
-fn rank(tag: &str) -> i8 {
-    match tag {
-        "" => 0,
-        t if t.starts_with('+') || t.starts_with(".post") => 1,
-        _ => -1,
+/// A version as semver orders it: semver itself (`v` dropped), or a shorter or Python-style
+/// one made into it (`1.9` → `1.9.0`, `2.0.0b1` → `2.0.0-b1`, `1.0.post1` → `1.0.0+post1`):
+/// a pre-release comes before its release, a build or post-release after it.
+fn semver_of(v: &str) -> Option<semver::Version> {
+    let v = v.trim_start_matches('v');
+    if let Ok(s) = semver::Version::parse(v) {
+        return Some(s);
     }
+    let end = v
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(v.len());
+    let (nums, tag) = v.split_at(end);
+    let mut parts: Vec<&str> = nums.split('.').filter(|p| !p.is_empty()).collect();
+    let tag = match tag.trim_start_matches(['.', '-']) {
+        "" => String::new(),
+        t => match t.strip_prefix("post") {
+            Some(post) => format!("+post{post}"),
+            None => format!("-{t}"),
+        },
+    };
+    if parts.is_empty() || parts.len() > 3 {
+        return None;
+    }
+    parts.resize(3, "0");
+    semver::Version::parse(&format!("{}{tag}", parts.join("."))).ok()
 }
 
-/// Orders versions by their numeric release parts, a pre-release tag before the release;
-/// enough for display (the kits' own ordering decides what a sweep contains).
+/// Orders versions as semver does (see [`semver_of`]); what is no version comes last, by
+/// name. Enough for display: the kits' own ordering decides what a sweep contains.
 pub fn compare_versions(a: &str, b: &str) -> Ordering {
-    fn parts(v: &str) -> (Vec<u64>, &str) {
-        let v = v.trim_start_matches('v');
-        let end = v
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(v.len());
-        let nums = v[..end]
-            .split('.')
-            .filter(|p| !p.is_empty())
-            .map(|p| p.parse().unwrap_or(u64::MAX))
-            .collect();
-        (nums, &v[end..])
+    match (semver_of(a), semver_of(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => Ordering::Equal,
     }
-    let ((mut na, ta), (mut nb, tb)) = (parts(a), parts(b));
-    let len = na.len().max(nb.len());
-    na.resize(len, 0);
-    nb.resize(len, 0);
-    na.cmp(&nb)
-        .then_with(|| rank(ta).cmp(&rank(tb)))
-        .then_with(|| ta.cmp(tb))
-        .then_with(|| a.cmp(b))
+    .then_with(|| a.cmp(b))
 }
 
 /// The stage a case reached, or why it has none.
@@ -452,7 +456,10 @@ mod tests {
             "2.0.0b1",
             "2.0.0",
             "v0.3.0",
+            "nightly",
+            "2.0.0.post1",
             "1.9.1",
+            "2.0.0-rc.1",
         ];
         v.sort_by(|a, b| compare_versions(a, b));
         assert_eq!(
@@ -463,8 +470,11 @@ mod tests {
                 "1.9.1",
                 "1.10.0",
                 "2.0.0b1",
+                "2.0.0-rc.1",
                 "2.0.0",
-                "2.0.0+local.1a2b"
+                "2.0.0+local.1a2b",
+                "2.0.0.post1",
+                "nightly"
             ]
         );
     }

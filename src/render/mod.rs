@@ -25,8 +25,21 @@ pub mod text;
 
 use crate::model::Report;
 
-/// The formats a whole report renders to (badges are per server: see [`badge`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The formats a whole report renders to (badges are per server: see [`badge`]). Their names
+/// on the command line are the variants' in lowercase (clap's `ValueEnum`, strum's parsing).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "lowercase")]
+#[value(rename_all = "lowercase")]
 pub enum Format {
     /// The terminal matrix.
     Text,
@@ -45,25 +58,11 @@ pub enum Format {
 }
 
 impl Format {
-    pub const ALL: &'static [Format] = &[
-        Format::Text,
-        Format::Json,
-        Format::Junit,
-        Format::Markdown,
-        Format::Html,
-        Format::Conformance,
-    ];
+    pub const ALL: &'static [Format] = <Format as strum::VariantArray>::VARIANTS;
 
     /// The name on the command line.
     pub fn name(self) -> &'static str {
-        match self {
-            Format::Text => "text",
-            Format::Json => "json",
-            Format::Junit => "junit",
-            Format::Markdown => "markdown",
-            Format::Html => "html",
-            Format::Conformance => "conformance",
-        }
+        self.into()
     }
 
     /// The usual file extension of the format.
@@ -92,17 +91,6 @@ impl Format {
             .iter()
             .copied()
             .find(|f| !f.extension().is_empty() && f.extension() == ext)
-    }
-}
-
-impl std::str::FromStr for Format {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Format::ALL
-            .iter()
-            .copied()
-            .find(|f| f.name() == s)
-            .ok_or_else(|| format!("unknown format `{s}`"))
     }
 }
 

@@ -54,7 +54,8 @@ pub enum Bases {
 pub struct Rule {
     pub id: RuleId,
     pub title: String,
-    /// The endings whose cases this rule judges (profiles are `close`).
+    /// The endings whose cases this rule judges (profiles are `close`): a list, or "every".
+    #[serde(deserialize_with = "endings")]
     pub scenarios: Vec<Ending>,
     /// The budget the rule's timing is judged against, if any.
     pub budget: Option<BudgetName>,
@@ -178,6 +179,26 @@ pub enum CatalogueError {
 
 /// What is wrong with a rule's messages, and where: they word findings that exist, once per
 /// rule (but for `not_testable`, worded once for all), in valid templates.
+/// `scenarios`: a list of endings, or "every" (every ending, in its order).
+fn endings<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Ending>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Endings {
+        Every(String),
+        Some(Vec<String>),
+    }
+    match Endings::deserialize(d)? {
+        Endings::Every(s) if s == "every" => Ok(Ending::ALL.to_vec()),
+        Endings::Every(s) => Err(serde::de::Error::custom(format!(
+            "scenarios = {s:?}: a list of endings, or \"every\""
+        ))),
+        Endings::Some(list) => list
+            .iter()
+            .map(|s| s.parse().map_err(serde::de::Error::custom))
+            .collect(),
+    }
+}
+
 fn messages_problem(r: &Rule) -> Option<(String, String)> {
     r.messages.iter().find_map(|(name, template)| {
         let problem = if name == "not_testable" {

@@ -131,19 +131,65 @@ fn lines(parts: &[&str]) -> String {
     parts.iter().map(|l| format!("{l}\n")).collect()
 }
 
-fn rule_ids(rules: &[Rule]) -> String {
-    let mut s = lines(&[
-        HEADER,
-        "closed_id!(",
-        "    /// A rule of the catalogue (`conformance/rules.toml`), one per `[[rule]]`, in its",
-        "    /// order. Never renamed: reports, baselines and badges name them.",
-        "    RuleId, \"rule\", {",
-    ]);
-    for r in rules {
-        let _ = writeln!(s, "        #[doc = {:?}]", r.title);
-        let _ = writeln!(s, "        {} => {:?},", variant(&r.id), r.id);
+/// A closed identifier enum (see `model::ids::ClosedId`): strum derives its names, members
+/// and parsing; each variant's name is written out for strum and serde alike.
+fn closed_enum(name: &str, what: &str, doc: &[&str], variants: &[(String, String)]) -> String {
+    let mut s = String::new();
+    for d in doc {
+        let _ = writeln!(
+            s,
+            "///{}",
+            if d.is_empty() {
+                String::new()
+            } else {
+                format!(" {d}")
+            }
+        );
     }
-    s + &lines(&["    }", ");"])
+    s += &lines(&[
+        "#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,",
+        "    strum::EnumString, strum::IntoStaticStr, strum::Display, strum::VariantArray)]",
+    ]);
+    let _ = writeln!(
+        s,
+        "#[strum(parse_err_ty = UnknownId, parse_err_fn = unknown::<{name}>)]"
+    );
+    let _ = writeln!(s, "pub enum {name} {{");
+    for (id, d) in variants {
+        let _ = writeln!(s, "    #[doc = {d:?}]");
+        let _ = writeln!(s, "    #[serde(rename = {id:?})]");
+        let _ = writeln!(s, "    #[strum(serialize = {id:?})]");
+        let _ = writeln!(s, "    {},", variant(id));
+    }
+    let _ = writeln!(s, "}}\n");
+    let _ = writeln!(
+        s,
+        "impl ClosedId for {name} {{\n    const WHAT: &'static str = {what:?};\n}}\n"
+    );
+    let _ = writeln!(s, "impl {name} {{");
+    s += &lines(&["    /// Every member, in declaration order."]);
+    let _ = writeln!(
+        s,
+        "    pub const ALL: &'static [{name}] = <{name} as strum::VariantArray>::VARIANTS;\n"
+    );
+    s + &lines(&[
+        "    pub fn as_str(self) -> &'static str {",
+        "        self.into()",
+        "    }",
+        "}",
+    ])
+}
+
+fn rule_ids(rules: &[Rule]) -> String {
+    let variants: Vec<(String, String)> = rules
+        .iter()
+        .map(|r| (r.id.clone(), r.title.clone()))
+        .collect();
+    let doc = [
+        "A rule of the catalogue (`conformance/rules.toml`), one per `[[rule]]`, in its",
+        "order. Never renamed: reports, baselines and badges name them.",
+    ];
+    format!("{HEADER}\n") + &closed_enum("RuleId", "rule", &doc, &variants)
 }
 
 fn dispatch(rules: &[Rule]) -> String {
@@ -177,7 +223,7 @@ pub fn generate(rules_toml: &str, judges_rs: &str) -> Generated {
         // Without ids there is no `RuleId`: the error is the one thing to fix.
         Err(e) => Generated {
             rule_ids: compile_errors(std::slice::from_ref(&e))
-                + "closed_id!(RuleId, \"rule\", { Unparsed => \"unparsed\" });\n",
+                + &closed_enum("RuleId", "rule", &[], &[("unparsed".into(), String::new())]),
             judges: failed_dispatch(&[]),
         },
         Ok(rules) => {
@@ -231,7 +277,7 @@ mod tests {
             .contains("RuleId::StdioExitOnEof => super::judges::stdio_exit_on_eof,"));
         assert!(g
             .rule_ids
-            .contains("ProcessExitOnCtrlC => \"process-exit-on-ctrl-c\","));
+            .contains("#[strum(serialize = \"process-exit-on-ctrl-c\")]\n    ProcessExitOnCtrlC,"));
         assert_eq!(variant("process-exit-on-ctrl-c"), "ProcessExitOnCtrlC");
     }
 
@@ -248,7 +294,7 @@ mod tests {
         // The id itself is generated: nothing else to write for it.
         assert!(g
             .rule_ids
-            .contains("ExampleNewRule => \"example-new-rule\","));
+            .contains("#[strum(serialize = \"example-new-rule\")]\n    ExampleNewRule,"));
     }
 
     #[test]

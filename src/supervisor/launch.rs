@@ -6,7 +6,6 @@
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::net::UnixStream;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Mutex};
@@ -19,13 +18,12 @@ use crate::config::manifest::{Launch, Protocol};
 use crate::mcp::handshake::{handshake as mcp_handshake, Deadline, HandshakeFailure, Peer};
 use crate::mcp::wire::{read_stdout, WireEvent};
 use crate::model::{
-    Budgets, CaseError, Decisive, ErrorKind, ExitStatus, GroupKind, HandshakeInfo, MachineBound,
-    Plumbing, StdioKind, StdoutRecord, Via,
+    Budgets, CaseError, Decisive, ErrorKind, ExitStatus, HandshakeInfo, MachineBound, Plumbing,
+    StdoutRecord, Via,
 };
 use crate::os::fdio::{self, Flusher, Tail};
 use crate::os::procfs::{TreeReading, TreeSampler};
-use crate::os::{mono_ns, sched, Pidfd};
-use nix::fcntl::OFlag;
+use crate::os::{mono_ns, sched, spawn, Pidfd};
 
 /// How much of the server's stderr a report keeps.
 const STDERR_TAIL: usize = 4096;
@@ -39,7 +37,7 @@ impl StderrTap {
     /// A pipe for the server's stderr, and the thread that drains it. The returned `Stdio`
     /// is the write end, for the process that starts the server.
     pub fn open() -> io::Result<(Self, Stdio)> {
-        let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+        let (r, w) = spawn::pipe()?;
         let tail = Arc::new(Mutex::new(Tail::default()));
         let t = tail.clone();
         std::thread::spawn(move || {
@@ -248,44 +246,6 @@ fn shell_words(words: impl IntoIterator<Item = impl AsRef<str>>) -> String {
         .join(" ")
 }
 
-/// The server's stdin and stdout as the plumbing says: the child's ends as `Stdio`, ours as
-/// files.
-fn stdio_ends(
-    plumbing: &Plumbing,
-    stdin_null: bool,
-) -> io::Result<(Stdio, Option<File>, Stdio, File)> {
-    match plumbing.stdio {
-        StdioKind::Pipes => {
-            let (out_r, out_w) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
-            let (child_in, ours_in) = if stdin_null {
-                (Stdio::null(), None)
-            } else {
-                let (r, w) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
-                (Stdio::from(r), Some(File::from(w)))
-            };
-            Ok((child_in, ours_in, Stdio::from(out_w), File::from(out_r)))
-        }
-        StdioKind::Socketpair => {
-            let (ours_out, theirs_out) = UnixStream::pair()?;
-            let (child_in, ours_in) = if stdin_null {
-                (Stdio::null(), None)
-            } else {
-                let (ours, theirs) = UnixStream::pair()?;
-                (
-                    Stdio::from(OwnedFd::from(theirs)),
-                    Some(File::from(OwnedFd::from(ours))),
-                )
-            };
-            Ok((
-                child_in,
-                ours_in,
-                Stdio::from(OwnedFd::from(theirs_out)),
-                File::from(OwnedFd::from(ours_out)),
-            ))
-        }
-    }
-}
-
 /// The command for a launch under `plumbing`: its own group or session, through a shell.
 fn command(launch: &Launch, plumbing: &Plumbing) -> Command {
     let mut cmd = match plumbing.via {
@@ -303,23 +263,9 @@ fn command(launch: &Launch, plumbing: &Plumbing) -> Command {
         }
     };
     cmd.current_dir(&launch.cwd).envs(&launch.env);
-    match plumbing.group {
-        // In the host's group: a terminal's signals reach it with the host.
-        GroupKind::Host => {}
-        // Its own group, so that group signals reach it and its children but never the host.
-        GroupKind::Own => {
-            std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        }
-        GroupKind::Session => {
-            // SAFETY: setsid is async-signal-safe, and the closure touches nothing else
-            // between fork and exec.
-            unsafe {
-                std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
-                    nix::unistd::setsid().map(|_| ()).map_err(io::Error::from)
-                });
-            }
-        }
-    }
+    // In the host's group a terminal's signals reach it with the host; in its own, group
+    // signals reach it and its children but never the host.
+    spawn::in_group(&mut cmd, plumbing.group);
     cmd
 }
 
@@ -330,7 +276,12 @@ pub fn launch(
     stdin_null: bool,
     plumbing: &Plumbing,
 ) -> Result<Running, CaseError> {
-    let (child_in, ours_in, child_out, ours_out) = stdio_ends(plumbing, stdin_null)
+    let spawn::StdioEnds {
+        child_in,
+        ours_in,
+        child_out,
+        ours_out,
+    } = spawn::stdio_ends(plumbing.stdio, stdin_null)
         .map_err(|e| harness_error(format!("cannot make the server's stdio: {e}")))?;
     let mut cmd = command(launch, plumbing);
     cmd.stdin(child_in).stdout(child_out).stderr(stderr);
