@@ -71,16 +71,25 @@ pub fn result(server: &str, scenario: &str, stage: Stage, exit_ms: f64) -> Judge
     r
 }
 
-/// An EOF exit at 8 s of wall time, 7.6 s of it waiting for a CPU: a pass on its own time
-/// that the machine's load decided (machine-bound).
+/// SIGTERM at 15 s after a grace the wall-clock backstop ended at 0.3 s of the server's own
+/// time (14.7 s waiting for a CPU), exit 1 s later: an escalation the machine's load decided.
 pub fn machine_bound(server: &str) -> JudgedCase {
-    let mut r = result(server, "close", Stage::Eof, 8_050.0);
-    r.observation.runqueue_ms = Some(7_600.0);
-    r.observation.steps = steps(&r, 1);
+    let mut r = result(server, "close", Stage::Sigterm, 16_000.0);
+    r.observation.runqueue_ms = Some(15_530.0);
+    r.observation.steps = steps(&r, 2);
+    for (rec, (at, own, queued)) in r
+        .observation
+        .steps
+        .iter_mut()
+        .zip([(0.0, 300.0, 14_700.0), (15_000.0, 170.0, 830.0)])
+    {
+        rec.at_ms = at;
+        rec.own_ms = Some(own);
+        rec.runqueue_ms = Some(queued);
+    }
     let id = &r.observation.scenario;
     let plan = scenarios::build(id, &Budgets::default(), &Profiles::bundled()).expect("built");
-    r.observation.machine_bound =
-        crate::rules::machine_bound(&r.observation, &plan, &Budgets::default());
+    r.observation.machine_bound = crate::rules::machine_bound(&r.observation, &plan);
     assert!(r.observation.machine_bound.is_some(), "machine-bound");
     r.checks = Catalogue::bundled().judge(&r.observation, &plan, &Budgets::default(), rev(SPEC));
     r

@@ -151,9 +151,6 @@ pub enum Decisive {
     /// A step's wait ran out and the ladder went on to the next: had the server not waited
     /// for a CPU, it would have exited within that wait's budget of its own time.
     Escalation,
-    /// It exited within the prompt budget of its own time but after it in wall time: the
-    /// pass rests on the time it waited for a CPU being taken off.
-    Prompt,
     /// The handshake's wait ended on its wall-clock backstop before the server had the
     /// handshake budget of its own time: its timeout is the machine's.
     Handshake,

@@ -41,10 +41,6 @@ pub fn machine_bound(m: &MachineBound) -> String {
             "after {from} it waited {queued} for a CPU in {wall}, and took {own} of its own \
              time, within the {budget} wait: the machine's load, not the server, led to the next step"
         ),
-        Decisive::Prompt => format!(
-            "exited {wall} after {from}, {queued} of it waiting for a CPU: {own} of its own time \
-             is within the {budget} prompt budget only because that wait is taken off"
-        ),
         Decisive::Handshake => format!(
             "no answer to the handshake in {wall} after {from}, {queued} of it waiting for a \
              CPU: the wall-clock backstop ended the wait after {own} of its own time, short of \

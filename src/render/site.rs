@@ -457,9 +457,9 @@ mod tests {
         assert_eq!(Worst::ReRun.label(), "re-run (machine-bound)");
         assert_eq!(judged(&bound), None);
         let cell = super::super::present::outcome(&bound);
-        assert!(cell.starts_with("re-run: eof"), "{cell}");
+        assert!(cell.starts_with("re-run: sigterm"), "{cell}");
         let line = super::super::present::machine_bound_of(&bound).unwrap();
-        assert!(line.contains("7600 ms of it waiting for a CPU"), "{line}");
+        assert!(line.contains("waited 14700 ms for a CPU"), "{line}");
         // A handshake timeout the wall-clock backstop decided: re-run, not "could not run".
         use crate::model::{CaseError, Decisive, ErrorKind, MachineBound};
         let mut timed_out = result("m", "close", Stage::Eof, 3.0);

@@ -104,22 +104,19 @@ pub mod machine {
     //! Every wait and every prompt verdict counts only the server's own time (wall time minus
     //! the time its tree was runnable but waiting for a CPU). On a machine loaded far beyond its
     //! CPUs that subtraction is what the verdict rests on: a wait the wall-clock backstop ended
-    //! before the server had its budget of own time, an escalation that a server which had not
-    //! waited for a CPU would not have met, a pass that wall time alone would have failed. Such
-    //! a case is marked; it is never published as the server's verdict but as "re-run".
+    //! before the server had its budget of own time, or an escalation that a server which had
+    //! not waited for a CPU would not have met. Such a case is marked; it is never published as
+    //! the server's verdict but as "re-run". A pass on its own time is the server's verdict
+    //! whatever its wall time: had it not waited for a CPU, it would have passed the same way.
 
-    use crate::model::{Budgets, Decisive, MachineBound, Observation, Scenario};
+    use crate::model::{Decisive, MachineBound, Observation, Scenario};
 
     /// Whether the run-queue time inside the decisive window outlasted the budget's slack.
-    pub fn machine_bound(
-        o: &Observation,
-        scenario: &Scenario,
-        budgets: &Budgets,
-    ) -> Option<MachineBound> {
+    pub fn machine_bound(o: &Observation, scenario: &Scenario) -> Option<MachineBound> {
         if o.error.is_some() {
             return None;
         }
-        escalation(o, scenario).or_else(|| prompt(o, scenario, budgets))
+        escalation(o, scenario)
     }
 
     /// The first escalation that was not earned: its wait ended (by the wall-clock backstop)
@@ -153,29 +150,6 @@ pub mod machine {
             let queued: f64 = o.steps[j..].iter().filter_map(|s| s.runqueue_ms).sum();
             let own = (wall - queued).max(0.0);
             (own <= budget).then(|| bound(wall, own, queued))
-        })
-    }
-
-    /// A prompt exit that only the taking off of its queueing made prompt: within the prompt
-    /// budget of its own time, after it in wall time, in the trigger's own wait (every step
-    /// before the last taken was done together with the next).
-    fn prompt(o: &Observation, scenario: &Scenario, budgets: &Budgets) -> Option<MachineBound> {
-        let taken = o.steps.len().saturating_sub(1);
-        let at_trigger = scenario.steps.iter().take(taken).all(|s| s.wait_ms == 0);
-        if scenario.stdin_null || !at_trigger {
-            // Timed from the launch, and judged on whether it exits, not how fast; or escalated.
-            return None;
-        }
-        let (exit, own, action) = (o.exit_ms?, o.own_ms()?, o.steps.first()?.action);
-        let budget = budgets.prompt_ms as f64;
-        (own <= budget && exit > budget).then(|| MachineBound {
-            decided_by: Decisive::Prompt,
-            step: 0,
-            action: Some(action),
-            wall_ms: exit,
-            own_ms: own,
-            runqueue_ms: o.runqueue_ms.unwrap_or(0.0),
-            budget_ms: budgets.prompt_ms,
         })
     }
 
@@ -227,7 +201,7 @@ pub mod machine {
         }
 
         fn judge(o: &Observation) -> Option<MachineBound> {
-            machine_bound(o, &close(), &Budgets::default())
+            machine_bound(o, &close())
         }
 
         #[test]
@@ -272,11 +246,10 @@ pub mod machine {
         }
 
         #[test]
-        fn a_pass_only_the_taking_off_of_queueing_made_prompt_is_the_machines() {
-            let m = judge(&case(&[(0.0, 450.0, 7_600.0)], Some(8_050.0))).expect("bound");
-            assert_eq!((m.decided_by, m.budget_ms), (Decisive::Prompt, 1000));
-            assert_eq!(m.runqueue_ms, 7_600.0);
-            // Not prompt in its own time either: its own verdict.
+        fn a_pass_on_its_own_time_is_the_servers_however_long_it_queued() {
+            // 7.6 s of 8.05 s waiting for a CPU, 0.45 s of its own: had it not waited, it
+            // would have passed the same way.
+            assert_eq!(judge(&case(&[(0.0, 450.0, 7_600.0)], Some(8_050.0))), None);
             assert_eq!(judge(&case(&[(0.0, 1500.0, 600.0)], Some(2_100.0))), None);
         }
 

@@ -218,7 +218,7 @@ pub fn main(helper: &Path) -> i32 {
         Driver::Client | Driver::Terminal => via_client::run(&spec, helper, &link),
     };
     // A handshake the backstop ended was marked where it failed.
-    let decided = rules::machine_bound(&observation, &spec.scenario, &spec.budgets);
+    let decided = rules::machine_bound(&observation, &spec.scenario);
     observation.machine_bound = decided.or(observation.machine_bound.take());
     observation.load_avg = procfs::load_avg();
     tree::kill_all_descendants();
