@@ -86,24 +86,11 @@ pub fn ensure(setup: &Setup) -> Result<(), SetupError> {
     }
     let key = key(setup)?;
     let lock_path = setup.cwd.join(LOCK);
-    let lock = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(|e| SetupError::Lock {
-            path: lock_path.display().to_string(),
-            source: e,
-        })?;
-    // flock locks belong to the open file description, so threads of one process exclude
-    // each other as well as separate processes do; released when `_locked` is dropped.
-    let _locked =
-        nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusive).map_err(|(_, e)| {
-            SetupError::Lock {
-                path: lock_path.display().to_string(),
-                source: e.into(),
-            }
-        })?;
+    // Released when `_locked` is dropped; threads of one process exclude each other too.
+    let _locked = crate::os::command::lock_exclusive(&lock_path).map_err(|e| SetupError::Lock {
+        path: lock_path.display().to_string(),
+        source: e,
+    })?;
     let stamp_path = setup.cwd.join(STAMP);
     let outputs_ok = || setup.outputs.iter().all(|o| setup.cwd.join(o).exists());
     if std::fs::read_to_string(&stamp_path).is_ok_and(|s| s.trim() == key) && outputs_ok() {

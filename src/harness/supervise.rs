@@ -73,7 +73,7 @@ impl Supervised<'_> {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         // Its own group: a terminal's Ctrl-C reaches the harness, which then stops cases.
-        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        crate::os::spawn::in_group(&mut cmd, crate::model::GroupKind::Own);
         let child = cmd.spawn().map_err(|e| {
             self.fail(format!(
                 "cannot start the supervisor {}: {e}",

@@ -7,7 +7,6 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::Signal;
 use serde::{Deserialize, Serialize};
 
 use super::analyze::{self, RunFacts, RunReading};
@@ -276,8 +275,8 @@ fn one_run(
                     host.type_slowly(b"\x03", Duration::ZERO);
                 }
                 TuiQuit::TerminalClosed => host.close_terminal(),
-                TuiQuit::Sigterm => host.signal(Signal::SIGTERM),
-                TuiQuit::Sigkill => host.signal(Signal::SIGKILL),
+                TuiQuit::Sigterm => host.signal(crate::model::SignalName::Term),
+                TuiQuit::Sigkill => host.signal(crate::model::SignalName::Kill),
             }
         }
     }

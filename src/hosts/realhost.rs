@@ -132,8 +132,8 @@ pub fn check(spec: &HostSpec, exe: &Path, command: &[String]) -> Result<Vec<Real
                     host.type_slowly(b"\x03", Duration::ZERO);
                 }
                 TuiQuit::TerminalClosed => host.close_terminal(),
-                TuiQuit::Sigterm => host.signal(nix::sys::signal::Signal::SIGTERM),
-                TuiQuit::Sigkill => host.signal(nix::sys::signal::Signal::SIGKILL),
+                TuiQuit::Sigterm => host.signal(crate::model::SignalName::Term),
+                TuiQuit::Sigkill => host.signal(crate::model::SignalName::Kill),
             }
         }
         let exited = host.wait_exit(Duration::from_secs(40));

@@ -162,20 +162,12 @@ impl HostProc {
         }
     }
 
-    pub fn signal(&self, sig: nix::sys::signal::Signal) {
+    pub fn signal(&self, sig: crate::model::SignalName) {
         match &self.pidfd {
             Some(p) => {
-                let name = match sig {
-                    nix::sys::signal::Signal::SIGKILL => crate::model::SignalName::Kill,
-                    nix::sys::signal::Signal::SIGINT => crate::model::SignalName::Int,
-                    nix::sys::signal::Signal::SIGHUP => crate::model::SignalName::Hup,
-                    _ => crate::model::SignalName::Term,
-                };
-                let _ = p.signal(name);
+                let _ = p.signal(sig);
             }
-            None => {
-                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.host_pid), sig);
-            }
+            None => crate::os::signals::signal_pid(self.host_pid, sig),
         }
     }
 
@@ -198,7 +190,7 @@ impl HostProc {
 
 impl Drop for HostProc {
     fn drop(&mut self) {
-        self.signal(nix::sys::signal::Signal::SIGKILL);
+        self.signal(crate::model::SignalName::Kill);
         let _ = self.child.kill();
         let _ = self.child.wait();
         self.close_terminal();

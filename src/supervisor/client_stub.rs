@@ -6,7 +6,6 @@
 //! launches the server in its group, survives Ctrl-C and exits when told to, as `exit` does.
 
 use std::io::BufReader;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -28,11 +27,11 @@ fn shell(tty: &Path) -> i32 {
     let Ok(exe) = std::env::current_exe() else {
         return 2;
     };
-    let job = Command::new(exe)
-        .args(["__client", ClientMode::TerminalJob.as_str(), "--tty"])
-        .arg(tty)
-        .process_group(0)
-        .spawn();
+    let mut job = Command::new(exe);
+    job.args(["__client", ClientMode::TerminalJob.as_str(), "--tty"])
+        .arg(tty);
+    crate::os::spawn::in_group(&mut job, crate::model::GroupKind::Own);
+    let job = job.spawn();
     let Ok(mut job) = job else { return 2 };
     if terminal::give_foreground(&terminal, job.id()).is_err() {
         return 2;
