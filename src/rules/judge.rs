@@ -77,6 +77,10 @@ pub enum Finding {
     },
     /// A client that never closes stdin signals every server: not the server's doing.
     EveryServerSignalled,
+    /// A host that neither closes stdin nor signals (it walks away and something of its own,
+    /// a daemon or a relaunched process, keeps the server's pipes open): no server can tell
+    /// the session ended, so its survival is the host's doing.
+    NeverEnded,
     /// Started with stdin at EOF and exited by itself.
     ExitedAtStart {
         exit_ms: Option<f64>,
@@ -168,9 +172,8 @@ impl Finding {
             | ServerRequests { .. }
             | InflightDropped
             | SignalledAncestor { .. } => Outcome::Fail,
-            NeverClosesStdin | EveryServerSignalled | ServerNeverExited | NothingInFlight => {
-                Outcome::NotApplicable
-            }
+            NeverClosesStdin | EveryServerSignalled | NeverEnded | ServerNeverExited
+            | NothingInFlight => Outcome::NotApplicable,
         }
     }
 }

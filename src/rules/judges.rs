@@ -7,7 +7,7 @@
 //! needs its message in the rule's `[rule.messages]` (a test runs every judge to check).
 
 use super::judge::{Context, End, Finding};
-use crate::model::{group_leftovers, ErrorKind, Observation, Revision, Stage};
+use crate::model::{group_leftovers, Action, ErrorKind, Observation, Revision, Stage};
 
 pub fn stdio_exit_on_eof(o: &Observation, cx: &Context) -> Finding {
     if !cx.scenario.closes_stdin() {
@@ -26,6 +26,14 @@ pub fn stdio_exit_on_client_death(o: &Observation, cx: &Context) -> Finding {
 }
 
 pub fn stdio_no_forced_kill(o: &Observation, cx: &Context) -> Finding {
+    if cx
+        .scenario
+        .steps
+        .iter()
+        .all(|s| s.action == Action::Nothing)
+    {
+        return Finding::NeverEnded;
+    }
     if !cx.scenario.closes_stdin() {
         return match o.stage {
             // Even its signals did not end it: a client that waits without end hangs forever,

@@ -190,7 +190,11 @@ fn a_small_listing_runs_end_to_end_into_a_leaderboard_with_every_row() {
             "{server}"
         );
     }
-    assert!(index.contains("<th title=\"source: microsoft/vscode\">vscode</th>"));
+    // Each host column says where its ladder comes from (read from source here).
+    assert!(
+        index.contains("<th title=\"read: microsoft/vscode @ 0baa8cd78ba4\">vscode</th>"),
+        "the vscode column's source"
+    );
     assert!(index.contains(">node</td><td>npx</td>") && index.contains(">python</td><td>uvx</td>"));
     let saved: Value =
         serde_json::from_slice(&fs::read(site.join("report.json")).unwrap()).unwrap();
