@@ -254,30 +254,7 @@ fn one_run(
         Drive::Tui(quit) => {
             wait_for(&log, START_LIMIT, ready);
             std::thread::sleep(SETTLE);
-            trigger_ns = crate::os::mono_ns();
-            match quit {
-                TuiQuit::Command(c) => {
-                    host.type_slowly(c.as_bytes(), Duration::from_millis(30));
-                    std::thread::sleep(Duration::from_millis(400));
-                    trigger_ns = crate::os::mono_ns();
-                    host.type_slowly(b"\r", Duration::ZERO);
-                }
-                TuiQuit::CtrlD => {
-                    // Hosts that ask for a second Ctrl-D to confirm get it 300 ms later.
-                    host.type_slowly(b"\x04", Duration::ZERO);
-                    if host.wait_exit(Duration::from_millis(300)).is_none() {
-                        host.type_slowly(b"\x04", Duration::ZERO);
-                    }
-                }
-                TuiQuit::CtrlCTwice => {
-                    host.type_slowly(b"\x03", Duration::ZERO);
-                    std::thread::sleep(Duration::from_millis(300));
-                    host.type_slowly(b"\x03", Duration::ZERO);
-                }
-                TuiQuit::TerminalClosed => host.close_terminal(),
-                TuiQuit::Sigterm => host.signal(crate::model::SignalName::Term),
-                TuiQuit::Sigkill => host.signal(crate::model::SignalName::Kill),
-            }
+            trigger_ns = quit_tui(&mut host, quit);
         }
     }
     let limit = match path.drive {
@@ -434,4 +411,34 @@ pub fn saved_path(cache: &Path, host: &str, version: &str) -> PathBuf {
         .join("hosts")
         .join("measurements")
         .join(format!("{host}@{version}.json"))
+}
+
+/// Quits a host's TUI the way `quit` says and returns when the quit was triggered
+/// (CLOCK_MONOTONIC ns): for a typed command, the moment its Enter is typed.
+pub(super) fn quit_tui(host: &mut HostProc, quit: TuiQuit) -> u64 {
+    let mut trigger_ns = crate::os::mono_ns();
+    match quit {
+        TuiQuit::Command(c) => {
+            host.type_slowly(c.as_bytes(), Duration::from_millis(30));
+            std::thread::sleep(Duration::from_millis(400));
+            trigger_ns = crate::os::mono_ns();
+            host.type_slowly(b"\r", Duration::ZERO);
+        }
+        TuiQuit::CtrlD => {
+            // Hosts that ask for a second Ctrl-D to confirm get it 300 ms later.
+            host.type_slowly(b"\x04", Duration::ZERO);
+            if host.wait_exit(Duration::from_millis(300)).is_none() {
+                host.type_slowly(b"\x04", Duration::ZERO);
+            }
+        }
+        TuiQuit::CtrlCTwice => {
+            host.type_slowly(b"\x03", Duration::ZERO);
+            std::thread::sleep(Duration::from_millis(300));
+            host.type_slowly(b"\x03", Duration::ZERO);
+        }
+        TuiQuit::TerminalClosed => host.close_terminal(),
+        TuiQuit::Sigterm => host.signal(crate::model::SignalName::Term),
+        TuiQuit::Sigkill => host.signal(crate::model::SignalName::Kill),
+    }
+    trigger_ns
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::catalogue::{Drive, HostSpec, TuiQuit};
+use super::catalogue::{Drive, HostSpec};
 use super::standin::StandIn;
 use super::HostError;
 use crate::os::hostproc::{self, HostProc, Launch};
@@ -112,29 +112,7 @@ pub fn check(spec: &HostSpec, exe: &Path, command: &[String]) -> Result<Vec<Real
         let mut t0 = crate::os::mono_ns();
         if let Drive::Tui(quit) = path.drive {
             std::thread::sleep(Duration::from_millis(3000));
-            t0 = crate::os::mono_ns();
-            match quit {
-                TuiQuit::Command(c) => {
-                    host.type_slowly(c.as_bytes(), Duration::from_millis(30));
-                    std::thread::sleep(Duration::from_millis(400));
-                    t0 = crate::os::mono_ns();
-                    host.type_slowly(b"\r", Duration::ZERO);
-                }
-                TuiQuit::CtrlD => {
-                    host.type_slowly(b"\x04", Duration::ZERO);
-                    if host.wait_exit(Duration::from_millis(300)).is_none() {
-                        host.type_slowly(b"\x04", Duration::ZERO);
-                    }
-                }
-                TuiQuit::CtrlCTwice => {
-                    host.type_slowly(b"\x03", Duration::ZERO);
-                    std::thread::sleep(Duration::from_millis(300));
-                    host.type_slowly(b"\x03", Duration::ZERO);
-                }
-                TuiQuit::TerminalClosed => host.close_terminal(),
-                TuiQuit::Sigterm => host.signal(crate::model::SignalName::Term),
-                TuiQuit::Sigkill => host.signal(crate::model::SignalName::Kill),
-            }
+            t0 = super::measure::quit_tui(&mut host, quit);
         }
         let exited = host.wait_exit(Duration::from_secs(40));
         if exited.is_none() {
