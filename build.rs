@@ -1,5 +1,8 @@
 // rstest's #[files] globs are expanded at compile time: rebuild the tests when a manifest is
 // added or removed, or when the directory of user manifests changes.
+// The shape of a generated closed identifier, for both catalogues below.
+#[path = "src/codegen.rs"]
+mod codegen;
 // RuleId and the judges' dispatch are generated from conformance/rules.toml.
 #[path = "src/rules/codegen.rs"]
 mod rules_codegen;

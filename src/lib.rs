@@ -22,6 +22,9 @@ compile_error!("mcp-shutdown-conformance needs Linux (pidfd, PR_SET_CHILD_SUBREA
 
 mod census;
 mod cli;
+// The catalogues' codegen (build.rs), included here for its tests.
+#[cfg(test)]
+mod codegen;
 mod config;
 mod error;
 mod exit_codes;
