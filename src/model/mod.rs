@@ -26,7 +26,7 @@ pub use report::{
 };
 pub use scenario::{
     stage_after, Action, Driver, GroupKind, Ladder, Plumbing, PlumbingOverride, Scenario, Stage,
-    StdioKind, Step, Target, UntilIdle, Via,
+    StdioKind, Step, Target, UntilIdle, Via, SLICE_MS,
 };
 pub use signal::{ExitStatus, SignalName};
 pub use verdict::{Basis, Check, Level, Outcome, Owner, SpecReference, Status};

@@ -7,6 +7,10 @@ use serde::{Deserialize, Serialize};
 use super::ids::{Ending, ScenarioId};
 use super::signal::SignalName;
 
+/// Length of one wait slice: how often a wait samples the server's tree, and so the
+/// resolution of its own-time accounting.
+pub const SLICE_MS: u64 = 50;
+
 /// Who receives a signal.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -109,7 +109,7 @@ pub mod machine {
     //! the server's verdict but as "re-run". A pass on its own time is the server's verdict
     //! whatever its wall time: had it not waited for a CPU, it would have passed the same way.
 
-    use crate::model::{Decisive, MachineBound, Observation, Scenario};
+    use crate::model::{Decisive, MachineBound, Observation, Scenario, SLICE_MS};
 
     /// Whether the run-queue time inside the decisive window outlasted the budget's slack.
     pub fn machine_bound(o: &Observation, scenario: &Scenario) -> Option<MachineBound> {
@@ -142,14 +142,17 @@ pub mod machine {
                 budget_ms: planned.wait_ms,
             };
             let wall = o.steps[j + 1].at_ms - rec.at_ms;
-            if own < budget {
+            // Within one slice of the budget is the accounting's resolution, not the machine:
+            // the queueing reported after the decision is at most a slice's worth then.
+            let short_of = budget - SLICE_MS as f64;
+            if own < short_of {
                 return Some(bound(wall, own, queued));
             }
             let exit = o.exit_ms?;
             let wall = exit - rec.at_ms;
             let queued: f64 = o.steps[j..].iter().filter_map(|s| s.runqueue_ms).sum();
             let own = (wall - queued).max(0.0);
-            (own <= budget).then(|| bound(wall, own, queued))
+            (own < short_of).then(|| bound(wall, own, queued))
         })
     }
 
@@ -235,6 +238,15 @@ pub mod machine {
             );
             let m = judge(&o).expect("machine-bound");
             assert_eq!((m.runqueue_ms, m.own_ms), (4000.0, 1500.0));
+        }
+
+        #[test]
+        fn a_grace_short_of_its_budget_by_less_than_a_slice_is_the_servers() {
+            // A timer server idle through its grace: 85 ms of its wake-ups queued, reported
+            // after the ladder went on, leave 1990 ms of its own, within the accounting's
+            // resolution of the 2000 ms wait. It needed SIGTERM: its own verdict.
+            let o = case(&[(0.0, 1990.0, 85.0), (2074.0, 5.0, 0.0)], Some(2080.0));
+            assert_eq!(judge(&o), None);
         }
 
         #[test]

@@ -18,8 +18,7 @@ use std::time::Duration;
 use crate::model::{stage_after, Action, SignalName, Stage, Step, StepRecord};
 use crate::os::ms_between;
 
-/// Length of one wait slice: how often the tree is sampled while waiting.
-pub const SLICE_MS: u64 = 50;
+pub use crate::model::SLICE_MS;
 /// A slice in which the tree used or queued for less than this share of it (5 %) is idle.
 const IDLE_SHARE: u64 = 20;
 const MS: u64 = 1_000_000;
