@@ -190,7 +190,6 @@ pub fn run(cmd: HostCmd) -> Result<ExitCode, Error> {
                     repeats,
                     only: &only,
                     helper: &helper,
-                    server: None,
                 };
                 let m = measure::measure(host, &exe, &version, installed, &opts, &mut |l| {
                     eprintln!("  {l}")

@@ -58,10 +58,8 @@ pub struct Options<'a> {
     pub repeats: u32,
     /// Only these triggers (empty: all).
     pub only: &'a [String],
+    /// The suite's binary, which runs the recorder.
     pub helper: &'a Path,
-    /// The server to launch instead of the recorder (`check --real-host`), with the
-    /// recorder still wrapped around it? No: the user's command, run as is.
-    pub server: Option<&'a [String]>,
 }
 
 fn wait_for(log: &Path, limit: Duration, pred: impl Fn(&[analyze::Event]) -> bool) -> bool {
@@ -149,15 +147,51 @@ fn stalled(screen: &str, api: &StandIn) -> String {
     )
 }
 
-fn one_run(
+/// The server a run's host is configured to launch.
+#[derive(Clone, Copy)]
+pub(super) enum Server<'a> {
+    /// The suite's recorder (`helper __recorder`), logging to the run's log.
+    Recorder(&'a Path),
+    /// The user's command, run as is (`check --real-host`).
+    Command(&'a [String]),
+}
+
+/// One run's host, started in an isolated HOME configured for it.
+pub(super) struct Launched {
+    // Dropped first: the host and its terminal go before their HOME is removed.
+    pub host: HostProc,
+    /// Every process of the run carries it (found and killed by it).
+    pub marker: String,
+    /// The recorder's log (unused for a user's command).
+    pub log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+fn write_files(files: &[(PathBuf, String)]) -> Result<(), HostError> {
+    for (file, text) in files {
+        if let Some(p) = file.parent() {
+            std::fs::create_dir_all(p).map_err(|e| HostError::io(p, e))?;
+        }
+        std::fs::write(file, text).map_err(|e| HostError::io(file, e))?;
+    }
+    Ok(())
+}
+
+/// Writes the host's configuration into a fresh HOME, with `server` as its one MCP server,
+/// and starts the host the way `path` drives it (a pseudo-terminal for a TUI).
+pub(super) fn launch(
     spec: &HostSpec,
     exe: &Path,
     path: &QuitPath,
+    server: Server,
     api: &StandIn,
-    opts: &Options,
-) -> Result<Run, HostError> {
+) -> Result<Launched, HostError> {
+    let (dir_prefix, marker_prefix) = match server {
+        Server::Recorder(_) => ("mcp-shutdown-host-", ""),
+        Server::Command(_) => ("mcp-shutdown-real-host-", "real-"),
+    };
     let dir = tempfile::Builder::new()
-        .prefix("mcp-shutdown-host-")
+        .prefix(dir_prefix)
         .tempdir()
         .map_err(|e| HostError::io(Path::new("/tmp"), e))?;
     let home = dir.path().join("home");
@@ -166,41 +200,39 @@ fn one_run(
     for d in [&home, &cwd] {
         std::fs::create_dir_all(d).map_err(|e| HostError::io(d, e))?;
     }
-    let recorder: Vec<String> = match opts.server {
-        Some(cmd) => cmd.to_vec(),
-        None => vec![
-            opts.helper.display().to_string(),
-            "__recorder".into(),
-            "--log".into(),
-            log.display().to_string(),
-        ],
-    };
-    let setup = spec.setup(&home, &cwd, &recorder, &api.base_url());
-    for (file, text) in &setup.files {
-        if let Some(p) = file.parent() {
-            std::fs::create_dir_all(p).map_err(|e| HostError::io(p, e))?;
+    let mut env: BTreeMap<String, OsString> = BTreeMap::new();
+    let command: Vec<String> = match server {
+        Server::Command(cmd) => cmd.to_vec(),
+        Server::Recorder(helper) => {
+            env.insert(
+                crate::os::recorder::LIFETIME_ENV.into(),
+                OsString::from("90"),
+            );
+            env.insert(
+                crate::os::recorder::LOG_ENV.into(),
+                log.clone().into_os_string(),
+            );
+            vec![
+                helper.display().to_string(),
+                "__recorder".into(),
+                "--log".into(),
+                log.display().to_string(),
+            ]
         }
-        std::fs::write(file, text).map_err(|e| HostError::io(file, e))?;
-    }
-    let mut env: BTreeMap<String, OsString> = setup
-        .env
-        .into_iter()
-        .map(|(k, v)| (k, OsString::from(v)))
-        .collect();
-    env.insert(
-        crate::os::recorder::LIFETIME_ENV.into(),
-        OsString::from("90"),
+    };
+    let setup = spec.setup(&home, &cwd, &command, &api.base_url());
+    write_files(&setup.files)?;
+    env.extend(setup.env.into_iter().map(|(k, v)| (k, OsString::from(v))));
+    let marker = format!(
+        "{marker_prefix}{}-{}",
+        std::process::id(),
+        crate::os::mono_ns()
     );
-    env.insert(
-        crate::os::recorder::LOG_ENV.into(),
-        log.clone().into_os_string(),
-    );
-    let marker = format!("{}-{}", std::process::id(), crate::os::mono_ns());
     let (args, pty): (Vec<String>, bool) = match path.drive {
         Drive::OneShot(a) => (a.iter().map(|s| s.to_string()).collect(), false),
         Drive::Tui(_) => (spec.tui_args.iter().map(|s| s.to_string()).collect(), true),
     };
-    let mut host = HostProc::spawn(&Launch {
+    let host = HostProc::spawn(&Launch {
         program: exe,
         args: &args,
         env: &env,
@@ -209,94 +241,143 @@ fn one_run(
         pty,
     })
     .map_err(|e| HostError::io(exe, e))?;
-    let host_pid = host.pid();
-    let ready = |ev: &[analyze::Event]| {
-        ev.iter()
-            .any(|e| e.role == "server" && e.ev == "reply" && e.raw["method"] == "tools/list")
+    Ok(Launched {
+        host,
+        marker,
+        log,
+        _dir: dir,
+    })
+}
+
+fn read_events(log: &Path) -> Vec<analyze::Event> {
+    analyze::parse_log(&std::fs::read_to_string(log).unwrap_or_default())
+}
+
+/// The recorder's processes once it has started: the server, its child (same group) and
+/// grandchild (own session), and the server's parent.
+struct Recorders {
+    server: Option<i32>,
+    child: Option<i32>,
+    grandchild: Option<i32>,
+    parent: Option<i32>,
+}
+
+impl Recorders {
+    fn read(events: &[analyze::Event]) -> Self {
+        let tree = events.iter().find(|e| e.ev == "tree");
+        let pid_of = |k: &str| tree.and_then(|t| t.raw[k].as_i64()).map(|p| p as i32);
+        let start = events
+            .iter()
+            .find(|e| e.role == "server" && e.ev == "start");
+        Self {
+            server: start.map(|e| e.pid),
+            child: pid_of("child"),
+            grandchild: pid_of("grandchild"),
+            parent: start.and_then(|e| e.raw["ppid"].as_i64()).map(|p| p as i32),
+        }
+    }
+
+    fn pids(&self) -> Vec<i32> {
+        [self.server, self.child, self.grandchild]
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+}
+
+type DeathWatch = Option<std::sync::mpsc::Receiver<u64>>;
+
+/// Quits the host the way `path` says. Returns when the quit was triggered and when the
+/// host exited (CLOCK_MONOTONIC ns), or why it did not.
+fn quit(host: &mut HostProc, log: &Path, path: &QuitPath) -> (u64, Result<u64, String>) {
+    let mut trigger_ns = crate::os::mono_ns();
+    let limit = match path.drive {
+        Drive::OneShot(_) => START_LIMIT,
+        Drive::Tui(quit) => {
+            let ready = |ev: &[analyze::Event]| {
+                ev.iter().any(|e| {
+                    e.role == "server" && e.ev == "reply" && e.raw["method"] == "tools/list"
+                })
+            };
+            wait_for(log, START_LIMIT, ready);
+            std::thread::sleep(SETTLE);
+            trigger_ns = quit_tui(host, quit);
+            QUIT_LIMIT
+        }
     };
-    let measured_server = opts.server.is_none();
-    let started = measured_server
-        && wait_for(&log, START_LIMIT, |ev| {
-            ev.iter().any(|e| e.role == "server" && e.ev == "tree")
-        });
+    let exit = host.wait_exit(limit).ok_or_else(|| {
+        format!(
+            "the host did not quit within {} s: screen {:?}",
+            limit.as_secs(),
+            screen_line(&host.screen_text())
+        )
+    });
+    (trigger_ns, exit)
+}
+
+/// The processes of the run still alive after the host exited, other than the host, its
+/// terminal's shell and the recorder: its daemons.
+fn daemons_left(l: &Launched, recorders: &[i32]) -> Vec<String> {
+    let (host_pid, shell) = (l.host.pid(), l.host.spawned_pid());
+    hostproc::leftovers(&l.marker)
+        .into_iter()
+        .filter(|x| !recorders.contains(&x.pid) && x.pid != host_pid)
+        .filter(|x| x.pid != shell && x.ppid != shell)
+        .map(|x| format!("pid {} (parent {}): {}", x.pid, x.ppid, x.cmdline))
+        .collect()
+}
+
+fn one_run(
+    spec: &HostSpec,
+    exe: &Path,
+    path: &QuitPath,
+    api: &StandIn,
+    opts: &Options,
+) -> Result<Run, HostError> {
+    let mut l = launch(spec, exe, path, Server::Recorder(opts.helper), api)?;
+    let host_pid = l.host.pid();
     let mut run = Run {
         reading: None,
         failure: None,
         daemons: Vec::new(),
     };
-    if !started && measured_server {
-        run.failure = Some(stalled(&host.screen_text(), api));
-        let _ = hostproc::kill_all(&marker, &[host_pid]);
+    let started = wait_for(&l.log, START_LIMIT, |ev| {
+        ev.iter().any(|e| e.role == "server" && e.ev == "tree")
+    });
+    if !started {
+        run.failure = Some(stalled(&l.host.screen_text(), api));
+        let _ = hostproc::kill_all(&l.marker, &[host_pid]);
         return Ok(run);
     }
-    let events = analyze::parse_log(&std::fs::read_to_string(&log).unwrap_or_default());
-    let tree = events.iter().find(|e| e.ev == "tree");
-    let pid_of = |k: &str| tree.and_then(|t| t.raw[k].as_i64()).map(|p| p as i32);
-    let server_pid = events
-        .iter()
-        .find(|e| e.role == "server" && e.ev == "start")
-        .map(|e| e.pid);
-    let (child_pid, grand_pid) = (pid_of("child"), pid_of("grandchild"));
+    let rec = Recorders::read(&read_events(&l.log));
+    let recorder_pids = rec.pids();
+    // The host as it was when the server started (a Node wrapper's native binary is the
+    // host too), the recorder aside.
     let host_tree: Vec<i32> = crate::os::procfs::descendants(host_pid)
         .into_iter()
         .map(|p| p.pid)
-        .filter(|p| Some(*p) != server_pid && Some(*p) != child_pid && Some(*p) != grand_pid)
+        .filter(|p| !recorder_pids.contains(p))
         .collect();
-    let watch = |p: Option<i32>| p.and_then(hostproc::watch_death);
-    let (ws, wc, wg) = (watch(server_pid), watch(child_pid), watch(grand_pid));
-    let recorder_pids: Vec<i32> = [server_pid, child_pid, grand_pid]
-        .into_iter()
-        .flatten()
-        .collect();
-    let mut trigger_ns = crate::os::mono_ns();
-    match path.drive {
-        Drive::OneShot(_) => {}
-        Drive::Tui(quit) => {
-            wait_for(&log, START_LIMIT, ready);
-            std::thread::sleep(SETTLE);
-            trigger_ns = quit_tui(&mut host, quit);
-        }
-    }
-    let limit = match path.drive {
-        Drive::OneShot(_) => START_LIMIT,
-        Drive::Tui(_) => QUIT_LIMIT,
-    };
-    let host_exit_ns = host.wait_exit(limit);
-    if host_exit_ns.is_none() {
-        run.failure = Some(format!(
-            "the host did not quit within {} s: screen {:?}",
-            limit.as_secs(),
-            screen_line(&host.screen_text())
-        ));
-    }
+    let watch = |p: Option<i32>| -> DeathWatch { p.and_then(hostproc::watch_death) };
+    let (ws, wc, wg) = (watch(rec.server), watch(rec.child), watch(rec.grandchild));
+    let (mut trigger_ns, exit) = quit(&mut l.host, &l.log, path);
+    let host_exit_ns = exit.as_ref().ok().copied();
+    run.failure = exit.err();
     // Watch the server until it dies or the walk-away window passes.
-    let mut server_death = None;
-    if let Some(rx) = &ws {
-        server_death = rx.recv_timeout(WALK_WINDOW + Duration::from_secs(2)).ok();
-    }
+    let server_death = ws
+        .as_ref()
+        .and_then(|rx| rx.recv_timeout(WALK_WINDOW + Duration::from_secs(2)).ok());
     std::thread::sleep(Duration::from_millis(60));
-    let take =
-        |rx: &Option<std::sync::mpsc::Receiver<u64>>| rx.as_ref().and_then(|r| r.try_recv().ok());
+    let take = |rx: &DeathWatch| rx.as_ref().and_then(|r| r.try_recv().ok());
     let (child_death, grand_death) = (take(&wc), take(&wg));
-    let parent = events
-        .iter()
-        .find(|e| e.role == "server" && e.ev == "start")
-        .and_then(|e| e.raw["ppid"].as_i64())
-        .map(|p| p as i32);
     let parent_outlived_host = host_exit_ns.is_some()
-        && parent.is_some_and(|p| {
+        && rec.parent.is_some_and(|p| {
             p != host_pid && crate::os::procfs::proc_info(p).is_some_and(|i| !i.is_zombie())
         });
-    let after: Vec<String> = hostproc::leftovers(&marker)
-        .into_iter()
-        .filter(|l| !recorder_pids.contains(&l.pid) && l.pid != host_pid)
-        .filter(|l| l.pid != host.spawned_pid() && l.ppid != host.spawned_pid())
-        .map(|l| format!("pid {} (parent {}): {}", l.pid, l.ppid, l.cmdline))
-        .collect();
-    run.daemons = after;
-    let text = std::fs::read_to_string(&log).unwrap_or_default();
-    let mut events = analyze::parse_log(&text);
+    run.daemons = daemons_left(&l, &recorder_pids);
+    let mut events = read_events(&l.log);
     if matches!(path.drive, Drive::OneShot(_)) {
+        // A one-shot command's quit is its own: timed from the server's last reply.
         if let Some(last) = events
             .iter()
             .rfind(|e| e.role == "server" && e.ev == "reply")
@@ -320,8 +401,7 @@ fn one_run(
     if run.failure.is_none() {
         run.reading = Some(analyze::read_run(&facts));
     }
-    let _ = hostproc::kill_all(&marker, &recorder_pids);
-    drop(host);
+    let _ = hostproc::kill_all(&l.marker, &recorder_pids);
     Ok(run)
 }
 

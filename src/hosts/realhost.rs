@@ -5,17 +5,16 @@
 //! after the quit: ended by the host's ladder (and at which step of the host's measured
 //! ladder) or left running after the host exited.
 
-use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::catalogue::{Drive, HostSpec};
+use super::catalogue::{Drive, HostSpec, QuitPath};
+use super::measure::{launch, quit_tui, Server, WALK_WINDOW};
 use super::standin::StandIn;
 use super::HostError;
-use crate::os::hostproc::{self, HostProc, Launch};
+use crate::os::hostproc::{self, HostProc};
 
 /// What the server did on one quit path.
 #[derive(Clone, Debug, Serialize)]
@@ -59,73 +58,47 @@ fn find_server(marker: &str, host: &HostProc, command: &[String], limit: Duratio
 /// Runs `command` under `spec` for each TUI quit path and the one-shot paths.
 pub fn check(spec: &HostSpec, exe: &Path, command: &[String]) -> Result<Vec<RealRun>, HostError> {
     let api = StandIn::start().map_err(|e| HostError::io(Path::new("127.0.0.1"), e))?;
-    let mut out = Vec::new();
-    for path in spec.paths {
-        let dir = tempfile::Builder::new()
-            .prefix("mcp-shutdown-real-host-")
-            .tempdir()
-            .map_err(|e| HostError::io(Path::new("/tmp"), e))?;
-        let (home, cwd) = (dir.path().join("home"), dir.path().join("work"));
-        for d in [&home, &cwd] {
-            std::fs::create_dir_all(d).map_err(|e| HostError::io(d, e))?;
-        }
-        let setup = spec.setup(&home, &cwd, command, &api.base_url());
-        for (file, text) in &setup.files {
-            if let Some(p) = file.parent() {
-                std::fs::create_dir_all(p).map_err(|e| HostError::io(p, e))?;
-            }
-            std::fs::write(file, text).map_err(|e| HostError::io(file, e))?;
-        }
-        let env: BTreeMap<String, OsString> = setup
-            .env
-            .into_iter()
-            .map(|(k, v)| (k, OsString::from(v)))
-            .collect();
-        let marker = format!("real-{}-{}", std::process::id(), crate::os::mono_ns());
-        let (args, pty): (Vec<String>, bool) = match path.drive {
-            Drive::OneShot(a) => (a.iter().map(|s| s.to_string()).collect(), false),
-            Drive::Tui(_) => (spec.tui_args.iter().map(|s| s.to_string()).collect(), true),
-        };
-        let mut host = HostProc::spawn(&Launch {
-            program: exe,
-            args: &args,
-            env: &env,
-            cwd: &cwd,
-            marker: &marker,
-            pty,
-        })
-        .map_err(|e| HostError::io(exe, e))?;
-        let mut run = RealRun {
-            trigger: path.trigger.into(),
-            exit_ms: None,
-            left_running: false,
-            failure: None,
-            one_shot: matches!(path.drive, Drive::OneShot(_)),
-        };
-        let Some(server) = find_server(&marker, &host, command, Duration::from_secs(40)) else {
-            run.failure = Some("the host never started the server".into());
-            let _ = hostproc::kill_all(&marker, &[host.pid()]);
-            out.push(run);
-            continue;
-        };
-        let death = hostproc::watch_death(server);
-        let mut t0 = crate::os::mono_ns();
-        if let Drive::Tui(quit) = path.drive {
-            std::thread::sleep(Duration::from_millis(3000));
-            t0 = super::measure::quit_tui(&mut host, quit);
-        }
-        let exited = host.wait_exit(Duration::from_secs(40));
-        if exited.is_none() {
-            run.failure = Some("the host did not quit".into());
-        }
-        let died = death.and_then(|rx| rx.recv_timeout(super::measure::WALK_WINDOW).ok());
-        run.exit_ms = died.map(|d| (d as f64 - t0 as f64).max(0.0) / 1e6);
-        run.left_running = died.is_none() && exited.is_some();
-        let _ = hostproc::kill_all(&marker, &[server, host.pid()]);
-        drop(host);
-        out.push(run);
+    spec.paths
+        .iter()
+        .map(|path| one_path(spec, exe, path, command, &api))
+        .collect()
+}
+
+fn one_path(
+    spec: &HostSpec,
+    exe: &Path,
+    path: &QuitPath,
+    command: &[String],
+    api: &StandIn,
+) -> Result<RealRun, HostError> {
+    let mut l = launch(spec, exe, path, Server::Command(command), api)?;
+    let mut run = RealRun {
+        trigger: path.trigger.into(),
+        exit_ms: None,
+        left_running: false,
+        failure: None,
+        one_shot: matches!(path.drive, Drive::OneShot(_)),
+    };
+    let Some(server) = find_server(&l.marker, &l.host, command, Duration::from_secs(40)) else {
+        run.failure = Some("the host never started the server".into());
+        let _ = hostproc::kill_all(&l.marker, &[l.host.pid()]);
+        return Ok(run);
+    };
+    let death = hostproc::watch_death(server);
+    let mut t0 = crate::os::mono_ns();
+    if let Drive::Tui(quit) = path.drive {
+        std::thread::sleep(Duration::from_millis(3000));
+        t0 = quit_tui(&mut l.host, quit);
     }
-    Ok(out)
+    let exited = l.host.wait_exit(Duration::from_secs(40));
+    if exited.is_none() {
+        run.failure = Some("the host did not quit".into());
+    }
+    let died = death.and_then(|rx| rx.recv_timeout(WALK_WINDOW).ok());
+    run.exit_ms = died.map(|d| (d as f64 - t0 as f64).max(0.0) / 1e6);
+    run.left_running = died.is_none() && exited.is_some();
+    let _ = hostproc::kill_all(&l.marker, &[server, l.host.pid()]);
+    Ok(run)
 }
 
 /// The verdict lines: a server the host left running fails the path.
@@ -143,7 +116,7 @@ pub fn render(host: &str, version: &str, runs: &[RealRun]) -> (String, bool) {
                 format!(
                     "  {:16} FAIL  still running {} s after the host exited (the host walked away; it was killed by pid)",
                     r.trigger,
-                    super::measure::WALK_WINDOW.as_secs()
+                    WALK_WINDOW.as_secs()
                 )
             }
             (None, None, false) => format!("  {:16} not judged: no exit seen", r.trigger),
