@@ -235,143 +235,202 @@ pub struct Setup {
     pub env: BTreeMap<String, String>,
 }
 
+/// What every host gets: the isolated HOME and XDG directories, a plain terminal and
+/// locale, the do-not-track and no-update-notifier conventions, and the caller's PATH.
+fn base_env(home: &Path) -> BTreeMap<String, String> {
+    let mut env: BTreeMap<String, String> = BTreeMap::new();
+    for (k, v) in [
+        ("HOME", home.display().to_string()),
+        (
+            "XDG_CONFIG_HOME",
+            home.join(".config").display().to_string(),
+        ),
+        (
+            "XDG_DATA_HOME",
+            home.join(".local/share").display().to_string(),
+        ),
+        ("XDG_CACHE_HOME", home.join(".cache").display().to_string()),
+        (
+            "XDG_STATE_HOME",
+            home.join(".local/state").display().to_string(),
+        ),
+        ("TERM", "xterm-256color".into()),
+        ("LANG", "C.UTF-8".into()),
+        ("DO_NOT_TRACK", "1".into()),
+        ("NO_UPDATE_NOTIFIER", "1".into()),
+        ("CI", String::new()),
+    ] {
+        env.insert(k.into(), v);
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        env.insert("PATH".into(), path.to_string_lossy().into_owned());
+    }
+    env
+}
+
+/// One host's own configuration: where its files go and what its environment says.
+struct HostConfig<'a> {
+    home: &'a Path,
+    cwd: String,
+    cmd: String,
+    args: Vec<String>,
+    api: &'a str,
+}
+
+fn pairs(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
+    kv.iter()
+        .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+        .collect()
+}
+
+impl HostConfig<'_> {
+    fn claude(&self) -> Setup {
+        let key_tail = &STANDIN_KEY[STANDIN_KEY.len() - 20..];
+        let file = json!({"hasCompletedOnboarding": true, "theme": "dark", "autoUpdates": false,
+            "numStartups": 5, "bypassPermissionsModeAccepted": true,
+            "customApiKeyResponses": {"approved": [key_tail], "rejected": []},
+            "mcpServers": {"rec": {"type": "stdio", "command": self.cmd, "args": self.args, "env": {}}},
+            "projects": {self.cwd.clone(): {"hasTrustDialogAccepted": true,
+                "hasCompletedProjectOnboarding": true, "allowedTools": []}}});
+        Setup {
+            files: vec![(self.home.join(".claude.json"), file.to_string())],
+            env: pairs(&[
+                ("ANTHROPIC_API_KEY", STANDIN_KEY),
+                ("ANTHROPIC_BASE_URL", self.api),
+                ("DISABLE_AUTOUPDATER", "1"),
+                ("DISABLE_TELEMETRY", "1"),
+                ("DISABLE_ERROR_REPORTING", "1"),
+                ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+                ("CLAUDE_CODE_DISABLE_TERMINAL_TITLE", "1"),
+            ]),
+        }
+    }
+
+    fn codex(&self) -> Setup {
+        let api = self.api;
+        let mut t = String::new();
+        t.push_str("model = \"standin\"\nmodel_provider = \"standin\"\n");
+        t.push_str("check_for_update_on_startup = false\n");
+        t.push_str("[model_providers.standin]\nname = \"standin\"\n");
+        t.push_str(&format!(
+            "base_url = \"{api}/v1\"\nwire_api = \"responses\"\nenv_key = \"STANDIN_API_KEY\"\n"
+        ));
+        t.push_str("[analytics]\nenabled = false\n[otel]\nexporter = \"none\"\n");
+        t.push_str(&format!(
+            "[projects.{:?}]\ntrust_level = \"trusted\"\n",
+            self.cwd
+        ));
+        t.push_str(&format!(
+            "[mcp_servers.rec]\ncommand = {:?}\nargs = {}\n",
+            self.cmd,
+            serde_json::to_string(&self.args).unwrap_or_default()
+        ));
+        let codex_home = self.home.join(".codex").display().to_string();
+        let base = format!("{api}/v1");
+        Setup {
+            files: vec![(self.home.join(".codex/config.toml"), t)],
+            env: pairs(&[
+                ("CODEX_HOME", &codex_home),
+                ("STANDIN_API_KEY", STANDIN_KEY),
+                ("OPENAI_API_KEY", STANDIN_KEY),
+                ("OPENAI_BASE_URL", &base),
+            ]),
+        }
+    }
+
+    /// Gemini CLI and Qwen Code (its fork) share one settings shape.
+    fn gemini_like(&self, dir: &str, auth: &str) -> Setup {
+        let settings = json!({
+            "mcpServers": {"rec": {"command": self.cmd, "args": self.args}},
+            "telemetry": {"enabled": false}, "usageStatisticsEnabled": false,
+            "privacy": {"usageStatisticsEnabled": false},
+            "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
+            "disableAutoUpdate": true,
+            "security": {"auth": {"selectedType": auth}, "folderTrust": {"enabled": false}},
+            "selectedAuthType": auth,
+            "ide": {"hasSeenNudge": true}, "hasSeenIdeIntegrationNudge": true,
+        });
+        let base = format!("{}/v1", self.api);
+        Setup {
+            files: vec![(
+                self.home.join(dir).join("settings.json"),
+                settings.to_string(),
+            )],
+            env: pairs(&[
+                ("GEMINI_API_KEY", STANDIN_KEY),
+                ("GOOGLE_GEMINI_BASE_URL", self.api),
+                ("GEMINI_CLI_NO_RELAUNCH", "true"),
+                ("OPENAI_API_KEY", STANDIN_KEY),
+                ("OPENAI_BASE_URL", &base),
+                ("OPENAI_MODEL", "standin"),
+            ]),
+        }
+    }
+
+    fn continue_cli(&self) -> Setup {
+        let (api, cmd) = (self.api, &self.cmd);
+        let yaml = format!(
+            "name: standin\nversion: 0.0.1\nschema: v1\nmodels:\n  - name: standin\n    provider: openai\n    model: standin\n    apiBase: {api}/v1\n    apiKey: {STANDIN_KEY}\nmcpServers:\n  - name: rec\n    command: {cmd:?}\n    args: {}\n",
+            serde_json::to_string(&self.args).unwrap_or_default()
+        );
+        let dir = self.home.join(".continue").display().to_string();
+        Setup {
+            files: vec![(self.home.join(".continue/config.yaml"), yaml)],
+            env: pairs(&[
+                ("CONTINUE_GLOBAL_DIR", &dir),
+                ("CONTINUE_CLI_DISABLE_TELEMETRY", "1"),
+            ]),
+        }
+    }
+
+    fn opencode(&self) -> Setup {
+        let mut command = vec![self.cmd.clone()];
+        command.extend(self.args.iter().cloned());
+        let cfg = json!({"$schema": "https://opencode.ai/config.json", "autoupdate": false,
+            "share": "disabled",
+            "provider": {"standin": {"npm": "@ai-sdk/openai-compatible", "name": "standin",
+                "options": {"baseURL": format!("{}/v1", self.api), "apiKey": STANDIN_KEY},
+                "models": {"standin": {"name": "standin"}}}},
+            "model": "standin/standin",
+            "mcp": {"rec": {"type": "local", "command": command, "enabled": true}}});
+        Setup {
+            files: vec![(
+                self.home.join(".config/opencode/opencode.json"),
+                cfg.to_string(),
+            )],
+            env: pairs(&[
+                ("OPENCODE_DISABLE_AUTOUPDATE", "1"),
+                ("OPENCODE_DISABLE_SHARE", "1"),
+            ]),
+        }
+    }
+}
+
 impl HostSpec {
     /// The isolated HOME's configuration: the recorder as the one MCP server, telemetry
     /// and auto-update off, onboarding and trust answered, the model API on the loopback.
     pub fn setup(&self, home: &Path, cwd: &Path, recorder: &[String], api: &str) -> Setup {
-        let mut env: BTreeMap<String, String> = BTreeMap::new();
-        for (k, v) in [
-            ("HOME", home.display().to_string()),
-            (
-                "XDG_CONFIG_HOME",
-                home.join(".config").display().to_string(),
-            ),
-            (
-                "XDG_DATA_HOME",
-                home.join(".local/share").display().to_string(),
-            ),
-            ("XDG_CACHE_HOME", home.join(".cache").display().to_string()),
-            (
-                "XDG_STATE_HOME",
-                home.join(".local/state").display().to_string(),
-            ),
-            ("TERM", "xterm-256color".into()),
-            ("LANG", "C.UTF-8".into()),
-            ("DO_NOT_TRACK", "1".into()),
-            ("NO_UPDATE_NOTIFIER", "1".into()),
-            ("CI", String::new()),
-        ] {
-            env.insert(k.into(), v);
+        let c = HostConfig {
+            home,
+            cwd: cwd.display().to_string(),
+            cmd: recorder[0].clone(),
+            args: recorder[1..].to_vec(),
+            api,
+        };
+        let own = match self.config {
+            ConfigKind::Claude => c.claude(),
+            ConfigKind::Codex => c.codex(),
+            ConfigKind::Gemini => c.gemini_like(".gemini", "gemini-api-key"),
+            ConfigKind::Qwen => c.gemini_like(".qwen", "openai"),
+            ConfigKind::Continue => c.continue_cli(),
+            ConfigKind::Opencode => c.opencode(),
+        };
+        let mut env = base_env(home);
+        env.extend(own.env);
+        Setup {
+            files: own.files,
+            env,
         }
-        if let Some(path) = std::env::var_os("PATH") {
-            env.insert("PATH".into(), path.to_string_lossy().into_owned());
-        }
-        let (cmd, args) = (recorder[0].clone(), recorder[1..].to_vec());
-        let mut files = Vec::new();
-        let cwd_s = cwd.display().to_string();
-        match self.config {
-            ConfigKind::Claude => {
-                let key_tail = &STANDIN_KEY[STANDIN_KEY.len() - 20..];
-                files.push((
-                    home.join(".claude.json"),
-                    json!({"hasCompletedOnboarding": true, "theme": "dark", "autoUpdates": false,
-                        "numStartups": 5, "bypassPermissionsModeAccepted": true,
-                        "customApiKeyResponses": {"approved": [key_tail], "rejected": []},
-                        "mcpServers": {"rec": {"type": "stdio", "command": cmd, "args": args, "env": {}}},
-                        "projects": {cwd_s.clone(): {"hasTrustDialogAccepted": true,
-                            "hasCompletedProjectOnboarding": true, "allowedTools": []}}})
-                    .to_string(),
-                ));
-                for (k, v) in [
-                    ("ANTHROPIC_API_KEY", STANDIN_KEY.to_string()),
-                    ("ANTHROPIC_BASE_URL", api.to_string()),
-                    ("DISABLE_AUTOUPDATER", "1".into()),
-                    ("DISABLE_TELEMETRY", "1".into()),
-                    ("DISABLE_ERROR_REPORTING", "1".into()),
-                    ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
-                    ("CLAUDE_CODE_DISABLE_TERMINAL_TITLE", "1".into()),
-                ] {
-                    env.insert(k.into(), v);
-                }
-            }
-            ConfigKind::Codex => {
-                let mut t = String::new();
-                t.push_str("model = \"standin\"\nmodel_provider = \"standin\"\n");
-                t.push_str("check_for_update_on_startup = false\n");
-                t.push_str("[model_providers.standin]\nname = \"standin\"\n");
-                t.push_str(&format!("base_url = \"{api}/v1\"\nwire_api = \"responses\"\nenv_key = \"STANDIN_API_KEY\"\n"));
-                t.push_str("[analytics]\nenabled = false\n[otel]\nexporter = \"none\"\n");
-                t.push_str(&format!(
-                    "[projects.{:?}]\ntrust_level = \"trusted\"\n",
-                    cwd_s
-                ));
-                t.push_str(&format!(
-                    "[mcp_servers.rec]\ncommand = {:?}\nargs = {}\n",
-                    cmd,
-                    serde_json::to_string(&args).unwrap_or_default()
-                ));
-                files.push((home.join(".codex/config.toml"), t));
-                env.insert(
-                    "CODEX_HOME".into(),
-                    home.join(".codex").display().to_string(),
-                );
-                env.insert("STANDIN_API_KEY".into(), STANDIN_KEY.into());
-                env.insert("OPENAI_API_KEY".into(), STANDIN_KEY.into());
-                env.insert("OPENAI_BASE_URL".into(), format!("{api}/v1"));
-            }
-            ConfigKind::Gemini | ConfigKind::Qwen => {
-                let dir = if matches!(self.config, ConfigKind::Gemini) {
-                    ".gemini"
-                } else {
-                    ".qwen"
-                };
-                let settings = json!({
-                    "mcpServers": {"rec": {"command": cmd, "args": args}},
-                    "telemetry": {"enabled": false}, "usageStatisticsEnabled": false,
-                    "privacy": {"usageStatisticsEnabled": false},
-                    "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
-                    "disableAutoUpdate": true,
-                    "security": {"auth": {"selectedType": if dir == ".gemini" { "gemini-api-key" } else { "openai" }},
-                                 "folderTrust": {"enabled": false}},
-                    "selectedAuthType": if dir == ".gemini" { "gemini-api-key" } else { "openai" },
-                    "ide": {"hasSeenNudge": true}, "hasSeenIdeIntegrationNudge": true,
-                });
-                files.push((home.join(dir).join("settings.json"), settings.to_string()));
-                env.insert("GEMINI_API_KEY".into(), STANDIN_KEY.into());
-                env.insert("GOOGLE_GEMINI_BASE_URL".into(), api.into());
-                env.insert("GEMINI_CLI_NO_RELAUNCH".into(), "true".into());
-                env.insert("OPENAI_API_KEY".into(), STANDIN_KEY.into());
-                env.insert("OPENAI_BASE_URL".into(), format!("{api}/v1"));
-                env.insert("OPENAI_MODEL".into(), "standin".into());
-            }
-            ConfigKind::Continue => {
-                let yaml = format!(
-                    "name: standin\nversion: 0.0.1\nschema: v1\nmodels:\n  - name: standin\n    provider: openai\n    model: standin\n    apiBase: {api}/v1\n    apiKey: {STANDIN_KEY}\nmcpServers:\n  - name: rec\n    command: {cmd:?}\n    args: {}\n",
-                    serde_json::to_string(&args).unwrap_or_default()
-                );
-                files.push((home.join(".continue/config.yaml"), yaml));
-                env.insert(
-                    "CONTINUE_GLOBAL_DIR".into(),
-                    home.join(".continue").display().to_string(),
-                );
-                env.insert("CONTINUE_CLI_DISABLE_TELEMETRY".into(), "1".into());
-            }
-            ConfigKind::Opencode => {
-                let mut command = vec![cmd];
-                command.extend(args);
-                let cfg = json!({"$schema": "https://opencode.ai/config.json", "autoupdate": false,
-                    "share": "disabled",
-                    "provider": {"standin": {"npm": "@ai-sdk/openai-compatible", "name": "standin",
-                        "options": {"baseURL": format!("{api}/v1"), "apiKey": STANDIN_KEY},
-                        "models": {"standin": {"name": "standin"}}}},
-                    "model": "standin/standin",
-                    "mcp": {"rec": {"type": "local", "command": command, "enabled": true}}});
-                files.push((home.join(".config/opencode/opencode.json"), cfg.to_string()));
-                env.insert("OPENCODE_DISABLE_AUTOUPDATE".into(), "1".into());
-                env.insert("OPENCODE_DISABLE_SHARE".into(), "1".into());
-            }
-        }
-        Setup { files, env }
     }
 }
 
