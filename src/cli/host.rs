@@ -33,6 +33,12 @@ pub enum HostCmd {
     },
     /// Which release changed a host's ladder or plumbing (from saved measurements).
     History { host: String },
+    /// The `[[profile]]` entries of saved measurements (a `measure --json` file, or one the
+    /// cache keeps under hosts/measurements/), without measuring again.
+    Profiles {
+        #[arg(value_name = "FILE")]
+        from: PathBuf,
+    },
     /// The hosts this build knows and their quit paths.
     List,
 }
@@ -162,6 +168,21 @@ pub fn run(cmd: HostCmd) -> Result<ExitCode, Error> {
                 .unwrap_or_default();
             ms.sort_by_key(|m| order.iter().position(|v| *v == m.version));
             print!("{}", emit::history(&ms));
+            Ok(ExitCode::SUCCESS)
+        }
+        HostCmd::Profiles { from } => {
+            let text = std::fs::read_to_string(&from).map_err(|source| Error::Io {
+                path: from.clone(),
+                source,
+            })?;
+            // `measure --json` writes a list; the cache keeps one measurement per file.
+            let ms: Vec<Measurement> = serde_json::from_str(&text)
+                .or_else(|_| serde_json::from_str(&text).map(|m| vec![m]))
+                .map_err(|e| Error::Usage(format!("{}: {e}", from.display())))?;
+            for m in &ms {
+                let name = catalogue::find(&m.host).map_or(m.host.as_str(), |h| h.name);
+                println!("{}", emit::profiles_toml(m, name));
+            }
             Ok(ExitCode::SUCCESS)
         }
         HostCmd::Measure {

@@ -375,7 +375,14 @@ impl HostConfig<'_> {
         );
         let dir = self.home.join(".continue").display().to_string();
         Setup {
-            files: vec![(self.home.join(".continue/config.yaml"), yaml)],
+            // The onboarding flag: without it the TUI asks for an Anthropic key first.
+            files: vec![
+                (self.home.join(".continue/config.yaml"), yaml),
+                (
+                    self.home.join(".continue/.onboarding_complete"),
+                    "2026-01-01T00:00:00.000Z".into(),
+                ),
+            ],
             env: pairs(&[
                 ("CONTINUE_GLOBAL_DIR", &dir),
                 ("CONTINUE_CLI_DISABLE_TELEMETRY", "1"),

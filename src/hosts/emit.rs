@@ -32,8 +32,15 @@ pub struct PathLadder {
     pub senders: Vec<String>,
     pub daemons: Vec<String>,
     pub repeats: usize,
-    /// The repeats disagreed on the ladder's shape (then the first run's is given).
+    /// The repeats disagreed on the ladder's shape (then the shape most runs showed is
+    /// given, the earliest run's on a tie).
     pub shapes_differ: bool,
+    /// Runs read, over every trigger of the group.
+    pub runs: usize,
+    /// The runs that showed another shape, one line each.
+    pub others: Vec<String>,
+    /// From the trigger to the host's exit, over every run.
+    pub host_exit: Option<(f64, f64, f64)>,
 }
 
 /// Why a path has no ladder.
@@ -67,7 +74,7 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
         .filter_map(|r| r.reading.as_ref())
         .map(merge_pipes)
         .collect();
-    let Some(first) = readings.first() else {
+    if readings.is_empty() {
         let why = p
             .runs
             .iter()
@@ -77,11 +84,23 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
             trigger: p.trigger.clone(),
             why,
         });
-    };
-    let shape = analyze::shape(first);
+    }
+    // The shape most runs showed: one odd run (a race in the host) does not name the path.
+    let shapes: Vec<_> = readings.iter().map(analyze::shape).collect();
+    let count = |s: &Vec<(String, String)>| shapes.iter().filter(|x| *x == s).count();
+    let pick = (0..shapes.len())
+        .max_by_key(|&i| (count(&shapes[i]), std::cmp::Reverse(i)))
+        .unwrap_or(0);
+    let first = &readings[pick];
+    let shape = shapes[pick].clone();
     let same: Vec<&RunReading> = readings
         .iter()
         .filter(|r| analyze::shape(r) == shape)
+        .collect();
+    let others: Vec<String> = readings
+        .iter()
+        .filter(|r| analyze::shape(r) != shape)
+        .map(one_line)
         .collect();
     let mut waits = Vec::new();
     for i in 1..first.deliveries.len() {
@@ -124,7 +143,26 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
         daemons,
         repeats: readings.len(),
         shapes_differ: same.len() != readings.len(),
+        runs: readings.len(),
+        others,
+        host_exit: analyze::spread(readings.iter().filter_map(|r| r.host_exit_ms).collect()),
     })
+}
+
+/// A run's ladder in one line, for a run that disagreed with the others.
+fn one_line(r: &RunReading) -> String {
+    let mut parts: Vec<String> = r
+        .deliveries
+        .iter()
+        .map(|d| format!("{} to the {} at {:.0} ms", d.action, d.to, d.at_ms))
+        .collect();
+    if let Some(h) = r.host_exit_ms {
+        parts.push(format!("the host exited at {h:.0} ms"));
+    }
+    if r.walked_away.is_some() {
+        parts.push("walked away".into());
+    }
+    parts.join(", ")
 }
 
 /// The paths of one release grouped by equal ladders (shape, plumbing, walking away).
@@ -142,6 +180,15 @@ pub fn group(m: &Measurement) -> (Vec<PathLadder>, Vec<Unmeasured>) {
                     (x.shape.clone(), p, x.walked_away.is_some())
                 };
                 if let Some(g) = groups.iter_mut().find(|g| key(g) == key(&l)) {
+                    let t = &l.triggers[0];
+                    g.others
+                        .extend(l.others.iter().map(|o| format!("{t}: {o}")));
+                    g.shapes_differ |= l.shapes_differ;
+                    g.runs += l.runs;
+                    g.host_exit = match (g.host_exit, l.host_exit) {
+                        (Some(a), Some(b)) => Some((a.0.min(b.0), a.1, a.2.max(b.2))),
+                        (a, b) => a.or(b),
+                    };
                     g.triggers.extend(l.triggers);
                     g.daemons.extend(l.daemons);
                     g.daemons.sort();
@@ -200,127 +247,171 @@ pub fn profiles_toml(m: &Measurement, name: &str) -> String {
         let _ = writeln!(out, "# {}: not measured: {}", u.trigger, u.why);
     }
     for g in &groups {
-        let id = profile_id(&m.host, g, "quit-command");
-        let _ = writeln!(
-            out,
-            "\n[[profile]]\nid = {}\nkind = \"host\"",
-            toml_str(&id)
-        );
-        let _ = writeln!(
-            out,
-            "client = {}",
-            toml_str(&format!("{name} {} ({})", m.version, g.triggers.join(", ")))
-        );
-        let _ = writeln!(out, "basis = \"measured\"");
-        let mut waits: Vec<String> = g
-            .waits
-            .iter()
-            .map(|(label, (lo, med, hi))| {
-                format!(
-                    "{} = \"{}/{}/{} ms\"",
-                    toml_str(label),
-                    ms(*lo),
-                    ms(*med),
-                    ms(*hi)
-                )
-            })
-            .collect();
-        if let Some((lo, med, hi)) = g.first {
-            waits.insert(
-                0,
-                format!(
-                    "\"trigger → first\" = \"{}/{}/{} ms\"",
-                    ms(lo),
-                    ms(med),
-                    ms(hi)
-                ),
-            );
-        }
-        let reproduces = g.waits.iter().all(|(_, s)| analyze::reproduces(*s)) && !g.shapes_differ;
-        let triggers: Vec<String> = g.triggers.iter().map(|t| toml_str(t)).collect();
-        let _ = writeln!(
-            out,
-            "measured = {{ package = {}, version = {}, date = {}, triggers = [{}], repeats = {}, reproduces = {}, waits = {{ {} }}{} }}",
-            toml_str(&m.package),
-            toml_str(&m.version),
-            toml_str(&m.date),
-            triggers.join(", "),
-            g.repeats,
-            reproduces,
-            waits.join(", "),
-            match g.plumbing.via.strip_prefix("daemon:") {
-                Some(d) => format!(", daemon = {}", toml_str(d)),
-                None => String::new(),
-            }
-        );
-        let via = if g.plumbing.via == "shell" {
-            "shell"
-        } else {
-            "direct"
-        };
-        let stdio = if g.plumbing.stdio == "socketpair" {
-            "socketpair"
-        } else {
-            "pipes"
-        };
-        let _ = writeln!(
-            out,
-            "plumbing = {{ stdio = \"{stdio}\", group = \"{}\", via = \"{via}\" }}",
-            g.plumbing.group
-        );
-        if g.walked_away.is_some() {
-            let _ = writeln!(out, "abandons = true");
-        }
-        let mut notes = Vec::new();
-        if !g.senders.is_empty() {
-            notes.push(format!("Signals from: {}.", g.senders.join(", ")));
-        }
-        if let Some(d) = g.plumbing.via.strip_prefix("daemon:") {
-            notes.push(format!(
-                "The server's parent is the host's daemon ({d}), not the process the user quits."
-            ));
-        }
-        if let Some(w) = &g.walked_away {
-            notes.push(format!("Walked away: {w}."));
-        }
-        if !g.daemons.is_empty() {
-            notes.push(format!(
-                "Left running after the host exited (killed by pid): {}.",
-                g.daemons.join("; ")
-            ));
-        }
-        if !reproduces {
-            notes.push(
-                "The waits spread wider than ±50 ms or ±10 % across repeats (see measured.waits)."
-                    .into(),
-            );
-        }
-        let _ = writeln!(out, "cap_note = {}", toml_str(&notes.join(" ")));
-        let _ = writeln!(out, "steps = [");
-        for (i, (action, to)) in g.shape.iter().enumerate() {
-            let wait = match g.waits.get(i) {
-                Some((_, (_, med, _))) => med.round().max(0.0) as u64,
-                None if g.walked_away.is_some() => WALK_CAP_MS,
-                None => LAST_WINDOW_MS,
-            };
-            let to = match to.as_str() {
-                "process" => String::new(),
-                "children" | "tree" => ", to = \"tree\"".into(),
-                t => format!(", to = \"{t}\""),
-            };
-            // The other end of stdout gone (stdin closed before): a close-pipes step.
-            let action = if action == "stdout-closed" {
-                "close-pipes"
-            } else {
-                action
-            };
-            let _ = writeln!(out, "  {{ do = \"{action}\"{to}, wait_ms = {wait} }},");
-        }
-        if g.shape.is_empty() {
-            let _ = writeln!(out, "  {{ do = \"nothing\", wait_ms = {WALK_CAP_MS} }},");
-        }
-        let _ = writeln!(out, "]");
+        out.push_str(&profile_toml(m, name, g));
     }
+    out
+}
+
+/// Does every wait of the group reproduce, and every run show one shape?
+fn group_reproduces(g: &PathLadder) -> bool {
+    g.waits.iter().all(|(_, s)| analyze::reproduces(*s)) && !g.shapes_differ
+}
+
+fn spread_str((lo, med, hi): (f64, f64, f64)) -> String {
+    format!("{}/{}/{} ms", ms(lo), ms(med), ms(hi))
+}
+
+fn profile_toml(m: &Measurement, name: &str, g: &PathLadder) -> String {
+    let mut out = String::new();
+    let id = profile_id(&m.host, g, "quit-command");
+    let _ = writeln!(
+        out,
+        "\n[[profile]]\nid = {}\nkind = \"host\"",
+        toml_str(&id)
+    );
+    let _ = writeln!(
+        out,
+        "client = {}",
+        toml_str(&format!("{name} {} ({})", m.version, g.triggers.join(", ")))
+    );
+    let _ = writeln!(out, "basis = \"measured\"");
+    let _ = writeln!(out, "{}", measured_line(m, g));
+    let via = if g.plumbing.via == "shell" {
+        "shell"
+    } else {
+        "direct"
+    };
+    let stdio = if g.plumbing.stdio == "socketpair" {
+        "socketpair"
+    } else {
+        "pipes"
+    };
+    let _ = writeln!(
+        out,
+        "plumbing = {{ stdio = \"{stdio}\", group = \"{}\", via = \"{via}\" }}",
+        g.plumbing.group
+    );
+    if g.walked_away.is_some() {
+        let _ = writeln!(out, "abandons = true");
+    }
+    let _ = writeln!(out, "cap_note = {}", toml_str(&notes(g).join(" ")));
+    out.push_str(&steps_toml(g));
+    out
+}
+
+/// `measured = { ... }`: the release, the triggers, the repeats and every wait's spread.
+fn measured_line(m: &Measurement, g: &PathLadder) -> String {
+    let mut waits: Vec<String> = g
+        .waits
+        .iter()
+        .map(|(label, s)| format!("{} = \"{}\"", toml_str(label), spread_str(*s)))
+        .collect();
+    if let Some(s) = g.first {
+        waits.insert(0, format!("\"trigger → first\" = \"{}\"", spread_str(s)));
+    }
+    let triggers: Vec<String> = g.triggers.iter().map(|t| toml_str(t)).collect();
+    format!(
+        "measured = {{ package = {}, version = {}, date = {}, triggers = [{}], repeats = {}, reproduces = {}, waits = {{ {} }}{} }}",
+        toml_str(&m.package),
+        toml_str(&m.version),
+        toml_str(&m.date),
+        triggers.join(", "),
+        g.repeats,
+        group_reproduces(g),
+        waits.join(", "),
+        match g.plumbing.via.strip_prefix("daemon:") {
+            Some(d) => format!(", daemon = {}", toml_str(d)),
+            None => String::new(),
+        }
+    )
+}
+
+/// The cap note: who sent the signals, the daemon, walking away, what was left, and what
+/// did not reproduce.
+fn notes(g: &PathLadder) -> Vec<String> {
+    let mut notes = Vec::new();
+    if !g.senders.is_empty() {
+        notes.push(format!("Signals from: {}.", g.senders.join(", ")));
+    }
+    if let Some((action, _)) = g.shape.iter().find(|(_, to)| to == "children") {
+        notes.push(format!(
+            "The {action} to the server's children (not the server) is not replayed: the harness signals the server, its group or its whole tree."
+        ));
+    }
+    if let Some(d) = g.plumbing.via.strip_prefix("daemon:") {
+        notes.push(format!(
+            "The server's parent is the host's daemon ({d}), not the process the user quits."
+        ));
+    }
+    if let Some(w) = &g.walked_away {
+        notes.push(format!("Walked away: {w}."));
+    }
+    if !g.daemons.is_empty() {
+        notes.push(format!(
+            "Left running after the host exited (killed by pid): {}.",
+            g.daemons.join("; ")
+        ));
+    }
+    if !group_reproduces(g) {
+        notes.push(
+            "The waits spread wider than ±50 ms or ±10 % across repeats (see measured.waits)."
+                .into(),
+        );
+    }
+    if !g.others.is_empty() {
+        notes.push(format!(
+            "{} of {} runs showed another ladder: {}.",
+            g.others.len(),
+            g.runs,
+            g.others.join("; ")
+        ));
+        if let Some(s) = g.host_exit {
+            notes.push(format!(
+                "The host exited {} after the trigger (min/median/max; median of the first trigger's runs).",
+                spread_str(s)
+            ));
+        }
+    }
+    notes
+}
+
+/// `steps = [...]`: the shape with the median waits. A signal to the server's children
+/// alone is left out (its wait goes to the step before it, or the ladder starts later).
+fn steps_toml(g: &PathLadder) -> String {
+    let mut out = String::from("steps = [\n");
+    let mut steps: Vec<(String, String, u64)> = Vec::new();
+    for (i, (action, to)) in g.shape.iter().enumerate() {
+        let wait = match g.waits.get(i) {
+            Some((_, (_, med, _))) => med.round().max(0.0) as u64,
+            None if g.walked_away.is_some() => WALK_CAP_MS,
+            None => LAST_WINDOW_MS,
+        };
+        if to == "children" {
+            if let Some(last) = steps.last_mut() {
+                last.2 += wait;
+            }
+            continue;
+        }
+        // The other end of stdout gone (stdin closed before): a close-pipes step.
+        let action = if action == "stdout-closed" {
+            "close-pipes"
+        } else {
+            action
+        };
+        steps.push((action.to_string(), to.clone(), wait));
+    }
+    for (action, to, wait) in &steps {
+        let to = match to.as_str() {
+            "process" => String::new(),
+            "tree" => ", to = \"tree\"".into(),
+            t => format!(", to = \"{t}\""),
+        };
+        let _ = writeln!(out, "  {{ do = \"{action}\"{to}, wait_ms = {wait} }},");
+    }
+    if steps.is_empty() {
+        let _ = writeln!(out, "  {{ do = \"nothing\", wait_ms = {WALK_CAP_MS} }},");
+    }
+    out.push_str("]\n");
     out
 }
 
@@ -422,6 +513,51 @@ mod tests {
             failure: None,
             daemons: Vec::new(),
         }
+    }
+
+    #[test]
+    fn the_shape_most_runs_show_names_the_path_and_a_signal_to_the_children_alone_is_not_replayed()
+    {
+        let mut ladder = run(
+            &[("sigterm", 1.0), ("close-stdin", 2.0), ("sigterm", 2002.0)],
+            true,
+            false,
+        );
+        if let Some(r) = ladder.reading.as_mut() {
+            r.deliveries[0].to = "children".into();
+        }
+        let odd = run(
+            &[("close-stdin", 2.0), ("stdout-closed", 900.0)],
+            true,
+            true,
+        );
+        let m = Measurement {
+            host: "opencode".into(),
+            package: "opencode-ai".into(),
+            version: "1.0.0".into(),
+            date: "2026-12-02".into(),
+            repeats: 3,
+            paths: vec![PathRuns {
+                trigger: "quit-command".into(),
+                runs: vec![odd, ladder.clone(), ladder],
+            }],
+            wall_ms: 0,
+            installed: false,
+        };
+        let parsed: toml::Value = toml::from_str(&profiles_toml(&m, "opencode")).unwrap();
+        let p = &parsed["profile"][0];
+        let steps: Vec<&str> = p["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["do"].as_str().unwrap())
+            .collect();
+        assert_eq!(steps, ["close-stdin", "sigterm"]);
+        assert_eq!(p["steps"][0]["wait_ms"].as_integer(), Some(2000));
+        assert_eq!(p["measured"]["reproduces"].as_bool(), Some(false));
+        let note = p["cap_note"].as_str().unwrap();
+        assert!(note.contains("1 of 3 runs showed another ladder"), "{note}");
+        assert!(note.contains("not replayed"), "{note}");
     }
 
     #[test]
