@@ -9,6 +9,8 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use serde_json::json;
+
 /// A running stand-in; stops when dropped.
 pub struct StandIn {
     pub port: u16,
@@ -115,106 +117,25 @@ fn sse(events: &[(&str, serde_json::Value)]) -> String {
         .collect()
 }
 
+/// The one text every prompt is answered with.
+const TEXT: &str = "ok";
+
 /// The answer to one request: (content type, body).
 pub fn reply(path: &str, stream: bool) -> (&'static str, String) {
-    use serde_json::json;
-    const TEXT: &str = "ok";
-    let usage = json!({"input_tokens": 1, "output_tokens": 1});
     if path.contains("/messages/count_tokens") {
         return ("application/json", json!({"input_tokens": 1}).to_string());
     }
     if path.contains("/messages") {
-        if !stream {
-            return ("application/json", json!({"id": "msg_standin", "type": "message",
-                "role": "assistant", "model": "standin", "content": [{"type": "text", "text": TEXT}],
-                "stop_reason": "end_turn", "stop_sequence": null, "usage": usage}).to_string());
-        }
-        return (
-            "text/event-stream",
-            sse(&[
-                (
-                    "message_start",
-                    json!({"type": "message_start", "message": {"id": "msg_standin",
-                "type": "message", "role": "assistant", "model": "standin", "content": [],
-                "stop_reason": null, "stop_sequence": null, "usage": usage}}),
-                ),
-                (
-                    "content_block_start",
-                    json!({"type": "content_block_start", "index": 0,
-                "content_block": {"type": "text", "text": ""}}),
-                ),
-                (
-                    "content_block_delta",
-                    json!({"type": "content_block_delta", "index": 0,
-                "delta": {"type": "text_delta", "text": TEXT}}),
-                ),
-                (
-                    "content_block_stop",
-                    json!({"type": "content_block_stop", "index": 0}),
-                ),
-                (
-                    "message_delta",
-                    json!({"type": "message_delta", "delta": {"stop_reason": "end_turn",
-                "stop_sequence": null}, "usage": {"output_tokens": 1}}),
-                ),
-                ("message_stop", json!({"type": "message_stop"})),
-            ]),
-        );
+        return anthropic_messages(stream);
     }
     if path.contains("/responses") {
-        let item = json!({"type": "message", "role": "assistant", "id": "msg_standin",
-            "status": "completed", "content": [{"type": "output_text", "text": TEXT, "annotations": []}]});
-        return (
-            "text/event-stream",
-            sse(&[
-                (
-                    "response.created",
-                    json!({"type": "response.created", "response": {"id": "resp_standin"}}),
-                ),
-                (
-                    "response.output_item.done",
-                    json!({"type": "response.output_item.done",
-                "output_index": 0, "item": item}),
-                ),
-                (
-                    "response.completed",
-                    json!({"type": "response.completed", "response": {
-                "id": "resp_standin", "status": "completed", "output": [item], "usage": {"input_tokens": 1,
-                "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 1,
-                "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 2}}}),
-                ),
-            ]),
-        );
+        return openai_responses();
     }
     if path.contains("/chat/completions") {
-        let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
-            json!({"id": "chatcmpl-standin", "object": "chat.completion.chunk", "created": 0,
-                   "model": "standin", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-        };
-        if !stream {
-            return ("application/json", json!({"id": "chatcmpl-standin", "object": "chat.completion",
-                "created": 0, "model": "standin", "choices": [{"index": 0, "message": {"role": "assistant",
-                "content": TEXT}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 1,
-                "completion_tokens": 1, "total_tokens": 2}}).to_string());
-        }
-        let mut body = sse(&[
-            (
-                "",
-                chunk(json!({"role": "assistant", "content": TEXT}), json!(null)),
-            ),
-            ("", chunk(json!({}), json!("stop"))),
-        ]);
-        body.push_str("data: [DONE]\n\n");
-        return ("text/event-stream", body);
+        return openai_chat(stream);
     }
     if path.contains("enerateContent") {
-        let c = json!({"candidates": [{"content": {"parts": [{"text": TEXT}], "role": "model"},
-            "finishReason": "STOP", "index": 0}], "usageMetadata": {"promptTokenCount": 1,
-            "candidatesTokenCount": 1, "totalTokenCount": 2}});
-        if stream {
-            return ("text/event-stream", sse(&[("", c)]));
-        }
-        return ("application/json", c.to_string());
+        return gemini_generate(stream);
     }
     if path.contains("/models") {
         return (
@@ -225,6 +146,112 @@ pub fn reply(path: &str, stream: bool) -> (&'static str, String) {
         );
     }
     ("application/json", "{}".to_string())
+}
+
+/// Anthropic Messages, streamed or not.
+fn anthropic_messages(stream: bool) -> (&'static str, String) {
+    let usage = json!({"input_tokens": 1, "output_tokens": 1});
+    if !stream {
+        return (
+            "application/json",
+            json!({"id": "msg_standin", "type": "message",
+            "role": "assistant", "model": "standin", "content": [{"type": "text", "text": TEXT}],
+            "stop_reason": "end_turn", "stop_sequence": null, "usage": usage})
+            .to_string(),
+        );
+    }
+    (
+        "text/event-stream",
+        sse(&[
+            (
+                "message_start",
+                json!({"type": "message_start", "message": {"id": "msg_standin",
+            "type": "message", "role": "assistant", "model": "standin", "content": [],
+            "stop_reason": null, "stop_sequence": null, "usage": usage}}),
+            ),
+            (
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "text", "text": ""}}),
+            ),
+            (
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "text_delta", "text": TEXT}}),
+            ),
+            (
+                "content_block_stop",
+                json!({"type": "content_block_stop", "index": 0}),
+            ),
+            (
+                "message_delta",
+                json!({"type": "message_delta", "delta": {"stop_reason": "end_turn",
+            "stop_sequence": null}, "usage": {"output_tokens": 1}}),
+            ),
+            ("message_stop", json!({"type": "message_stop"})),
+        ]),
+    )
+}
+
+/// OpenAI Responses (always streamed: Codex asks for nothing else).
+fn openai_responses() -> (&'static str, String) {
+    let item = json!({"type": "message", "role": "assistant", "id": "msg_standin",
+        "status": "completed", "content": [{"type": "output_text", "text": TEXT, "annotations": []}]});
+    (
+        "text/event-stream",
+        sse(&[
+            (
+                "response.created",
+                json!({"type": "response.created", "response": {"id": "resp_standin"}}),
+            ),
+            (
+                "response.output_item.done",
+                json!({"type": "response.output_item.done",
+            "output_index": 0, "item": item}),
+            ),
+            (
+                "response.completed",
+                json!({"type": "response.completed", "response": {
+            "id": "resp_standin", "status": "completed", "output": [item], "usage": {"input_tokens": 1,
+            "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 1,
+            "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 2}}}),
+            ),
+        ]),
+    )
+}
+
+/// OpenAI Chat Completions, streamed or not.
+fn openai_chat(stream: bool) -> (&'static str, String) {
+    let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
+        json!({"id": "chatcmpl-standin", "object": "chat.completion.chunk", "created": 0,
+               "model": "standin", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    if !stream {
+        return ("application/json", json!({"id": "chatcmpl-standin", "object": "chat.completion",
+            "created": 0, "model": "standin", "choices": [{"index": 0, "message": {"role": "assistant",
+            "content": TEXT}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 1,
+            "completion_tokens": 1, "total_tokens": 2}}).to_string());
+    }
+    let mut body = sse(&[
+        (
+            "",
+            chunk(json!({"role": "assistant", "content": TEXT}), json!(null)),
+        ),
+        ("", chunk(json!({}), json!("stop"))),
+    ]);
+    body.push_str("data: [DONE]\n\n");
+    ("text/event-stream", body)
+}
+
+/// Gemini generateContent / streamGenerateContent.
+fn gemini_generate(stream: bool) -> (&'static str, String) {
+    let c = json!({"candidates": [{"content": {"parts": [{"text": TEXT}], "role": "model"},
+        "finishReason": "STOP", "index": 0}], "usageMetadata": {"promptTokenCount": 1,
+        "candidatesTokenCount": 1, "totalTokenCount": 2}});
+    if stream {
+        return ("text/event-stream", sse(&[("", c)]));
+    }
+    ("application/json", c.to_string())
 }
 
 #[cfg(test)]
