@@ -11,7 +11,7 @@ use rstest::rstest;
 use crate::support::{classes, run, run_with, snapshot_name};
 
 /// Every host profile, as literals (rstest needs them); tied to the catalogue below.
-const HOSTS: [&str; 19] = [
+const HOSTS: [&str; 27] = [
     "vscode",
     "codex",
     "codex-exec",
@@ -21,6 +21,14 @@ const HOSTS: [&str; 19] = [
     "qwen-code",
     "qwen-code-terminal-closed",
     "qwen-code-sigterm",
+    "qwen-code-prompt",
+    "opencode",
+    "opencode-ctrl-c-twice",
+    "opencode-terminal-closed",
+    "opencode-sigterm",
+    "opencode-sigkill",
+    "continue-cli",
+    "continue-cli-terminal-closed",
     "zed",
     "zed-legacy",
     "goose",
@@ -46,6 +54,14 @@ fn reference_server_under_host_profile(
         "close:qwen-code",
         "close:qwen-code-terminal-closed",
         "close:qwen-code-sigterm",
+        "close:qwen-code-prompt",
+        "close:opencode",
+        "close:opencode-ctrl-c-twice",
+        "close:opencode-terminal-closed",
+        "close:opencode-sigterm",
+        "close:opencode-sigkill",
+        "close:continue-cli",
+        "close:continue-cli-terminal-closed",
         "close:zed",
         "close:zed-legacy",
         "close:goose",
