@@ -396,21 +396,21 @@ mod tests {
                     (Sigkill, Process, 2_000),
                 ],
             ),
-            // Measured (gemini-cli 0.61.0, qwen-code 0.24.4; 1 run per path).
+            // Measured (gemini-cli 0.61.0, qwen-code 0.24.4; 3 runs per path).
             (
                 "gemini-cli",
-                &[(Sigterm, Process, 36), (ClosePipes, Process, 5_000)],
+                &[(Sigterm, Process, 28), (ClosePipes, Process, 5_000)],
             ),
             (
                 "gemini-cli-terminal-closed",
-                &[(Sighup, Group, 310), (ClosePipes, Process, 5_000)],
+                &[(Sighup, Group, 124), (ClosePipes, Process, 5_000)],
             ),
             ("gemini-cli-sigkill", &[(ClosePipes, Process, 5_000)]),
             (
                 "qwen-code",
                 &[
-                    (CloseStdin, Process, 2_019),
-                    (Sigterm, Process, 58),
+                    (CloseStdin, Process, 2_009),
+                    (Sigterm, Process, 23),
                     (ClosePipes, Process, 5_000),
                 ],
             ),
@@ -418,12 +418,51 @@ mod tests {
                 "qwen-code-terminal-closed",
                 &[
                     (Sighup, Group, 18),
-                    (CloseStdin, Process, 2_098),
-                    (Sigterm, Process, 105),
+                    (CloseStdin, Process, 2_017),
+                    (Sigterm, Process, 39),
                     (ClosePipes, Process, 5_000),
                 ],
             ),
             ("qwen-code-sigterm", &[(Nothing, Process, 5_000)]),
+            // Measured: `qwen -p` exits at the end of the SDK's 2 s, before its SIGTERM.
+            (
+                "qwen-code-prompt",
+                &[(CloseStdin, Process, 2_021), (ClosePipes, Process, 5_000)],
+            ),
+            // Measured (opencode 1.18.33, 3 runs per path): the SDK ladder, cut short by its
+            // exit ~5.5 s after the quit on the other paths.
+            (
+                "opencode",
+                &[
+                    (CloseStdin, Process, 2_143),
+                    (Sigterm, Process, 2_002),
+                    (Sigkill, Process, 2_000),
+                ],
+            ),
+            (
+                "opencode-ctrl-c-twice",
+                &[(Sigint, Group, 239), (ClosePipes, Process, 5_000)],
+            ),
+            (
+                "opencode-terminal-closed",
+                &[
+                    (Sighup, Group, 2_645),
+                    (CloseStdin, Process, 2_010),
+                    (Sigterm, Process, 1_507),
+                    (ClosePipes, Process, 5_000),
+                ],
+            ),
+            (
+                "opencode-sigterm",
+                &[(CloseStdin, Process, 1_663), (ClosePipes, Process, 5_000)],
+            ),
+            ("opencode-sigkill", &[(ClosePipes, Process, 5_000)]),
+            // Measured (continue-cli 1.5.47): the pipes close at its exit, nothing is sent.
+            ("continue-cli", &[(ClosePipes, Process, 5_000)]),
+            (
+                "continue-cli-terminal-closed",
+                &[(Sighup, Group, 44), (ClosePipes, Process, 5_000)],
+            ),
             // util::process::Child::kill: kill_descendant_tree + killpg SIGKILL, synchronously in Drop.
             ("zed", &[(Sigkill, Tree, 0), (CloseStdin, Process, 2_000)]),
             // smol Child, kill_on_drop: SIGKILL to the direct child.
