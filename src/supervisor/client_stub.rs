@@ -53,7 +53,11 @@ fn shell(tty: &Path) -> i32 {
     let stdout = StdoutRecord::default();
     send(
         &mut std::io::stdout().lock(),
-        &ClientEvent::Failed { error, stdout },
+        &ClientEvent::Failed {
+            error,
+            stdout,
+            machine_bound: None,
+        },
     );
     loop {
         std::thread::sleep(Duration::from_secs(3600));
@@ -95,6 +99,7 @@ pub fn main(mode: ClientMode, tty: Option<&Path>) -> i32 {
                 &ClientEvent::Failed {
                     error,
                     stdout: StdoutRecord::default(),
+                    machine_bound: None,
                 },
             );
             return 0;
@@ -111,10 +116,18 @@ pub fn main(mode: ClientMode, tty: Option<&Path>) -> i32 {
             let stdout = run.stdout_record();
             send(&mut out, &ClientEvent::Ready { handshake, stdout });
         }
-        // The stand-in client reports the error only (its supervisor judges the rest).
-        Err((error, _)) => {
+        // The stand-in client reports the error and the machine-bound mark of a timeout
+        // (its supervisor judges the rest).
+        Err((error, machine_bound)) => {
             let stdout = run.stdout_record();
-            send(&mut out, &ClientEvent::Failed { error, stdout });
+            send(
+                &mut out,
+                &ClientEvent::Failed {
+                    error,
+                    stdout,
+                    machine_bound,
+                },
+            );
             // Leave the server to the supervisor, which kills the whole tree.
             std::process::exit(0);
         }

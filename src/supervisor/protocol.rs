@@ -7,7 +7,9 @@ use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 use super::ladder::wall_cap_ms;
 use crate::config::manifest::{InflightRequest, Launch, Protocol};
-use crate::model::{Budgets, CaseError, HandshakeInfo, Observation, Scenario, StdoutRecord};
+use crate::model::{
+    Budgets, CaseError, HandshakeInfo, MachineBound, Observation, Scenario, StdoutRecord,
+};
 
 /// Everything a supervisor needs, sent by the harness as its first line.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -126,6 +128,10 @@ pub enum ClientEvent {
     Failed {
         error: CaseError,
         stdout: StdoutRecord,
+        /// A handshake timeout the wall-clock backstop decided, short of the budget of the
+        /// server's own time: the machine's doing, as in the direct driver.
+        #[serde(default)]
+        machine_bound: Option<MachineBound>,
     },
     Exiting {
         at_ns: u64,
@@ -167,5 +173,40 @@ mod tests {
         ));
         assert_eq!(recv::<ToSupervisor>(&mut r), Some(ToSupervisor::Go));
         assert_eq!(recv::<ToSupervisor>(&mut r), None);
+    }
+
+    /// The stand-in client's handshake timeout keeps its machine-bound mark on the way to
+    /// the supervisor, as the direct driver's does.
+    #[test]
+    fn a_failed_handshake_carries_its_machine_bound_mark() {
+        use crate::model::{Decisive, ErrorKind};
+        let bound = MachineBound {
+            decided_by: Decisive::Handshake,
+            step: 0,
+            action: None,
+            wall_ms: 90_000.0,
+            own_ms: 4_000.0,
+            runqueue_ms: 86_000.0,
+            budget_ms: 30_000,
+        };
+        let mut buf = Vec::new();
+        send(
+            &mut buf,
+            &ClientEvent::Failed {
+                error: CaseError {
+                    kind: ErrorKind::HandshakeTimeout,
+                    message: "no answer".into(),
+                },
+                stdout: StdoutRecord::default(),
+                machine_bound: Some(bound.clone()),
+            },
+        );
+        let mut r = std::io::BufReader::new(&buf[..]);
+        match recv::<ClientEvent>(&mut r) {
+            Some(ClientEvent::Failed { machine_bound, .. }) => {
+                assert_eq!(machine_bound, Some(bound))
+            }
+            _ => panic!("not a failure"),
+        }
     }
 }

@@ -73,8 +73,13 @@ fn until_ready(
     while let Some(ev) = recv::<ClientEvent>(&mut client.events) {
         match ev {
             ClientEvent::Spawned { pid } => server = Pidfd::open(pid).ok(),
-            ClientEvent::Failed { error, stdout } => {
+            ClientEvent::Failed {
+                error,
+                stdout,
+                machine_bound,
+            } => {
                 result.error = Some(error);
+                result.machine_bound = machine_bound;
                 *record = stdout;
                 return None;
             }
