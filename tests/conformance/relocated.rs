@@ -44,7 +44,7 @@ fn can_hide() -> bool {
 }
 
 /// A directory outside the checkout (the system's temporary directory).
-fn outside(prefix: &str) -> tempfile::TempDir {
+pub fn outside(prefix: &str) -> tempfile::TempDir {
     let d = tempfile::Builder::new()
         .prefix(prefix)
         .tempdir_in(std::env::temp_dir())
@@ -106,8 +106,16 @@ fn statuses(r: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The relocated checks of the issue: `check`, `run --server`, `run --sdk`, `census`.
+/// The relocated checks of the issue: `check`, `run --server`, `run --sdk`, `census`, of the
+/// binary copied into an empty directory.
 pub fn relocated_checks(bin: &Path) {
+    let (dir, bin) = copied(bin);
+    relocated_checks_of(&bin, dir.path());
+}
+
+/// The relocated checks of an installed command (a copied binary, or the launcher an npm
+/// package or a wheel installed), run from `work`, a directory outside the checkout.
+pub fn relocated_checks_of(bin: &Path, work: &Path) {
     if !on_path("node") || !on_path("npm") {
         crate::skip::missing(
             "relocated",
@@ -116,8 +124,7 @@ pub fn relocated_checks(bin: &Path) {
         );
         return;
     }
-    let (dir, bin) = copied(bin);
-    let work = dir.path();
+    assert!(!work.starts_with(ROOT));
     let cache = mcp_cache();
     assert!(!cache.starts_with(ROOT));
 
@@ -128,7 +135,7 @@ pub fn relocated_checks(bin: &Path) {
     )
     .unwrap();
     let out = relocated(
-        &bin,
+        bin,
         work,
         &[
             "check",
@@ -152,7 +159,7 @@ pub fn relocated_checks(bin: &Path) {
 
     // run --server: a bundled fixture, installed into the user's cache.
     let out = relocated(
-        &bin,
+        bin,
         work,
         &[
             "run",
@@ -180,7 +187,7 @@ pub fn relocated_checks(bin: &Path) {
 
     // run --sdk: a kit instance, in the user's kit cache; the same shape, the same verdicts.
     let out = relocated(
-        &bin,
+        bin,
         work,
         &[
             "run",
@@ -213,7 +220,7 @@ pub fn relocated_checks(bin: &Path) {
     let one = serde_json::json!({ "servers": [small["servers"][0].clone()] });
     fs::write(work.join("one.json"), one.to_string()).unwrap();
     let out = relocated(
-        &bin,
+        bin,
         work,
         &[
             "census",
