@@ -95,8 +95,13 @@ start_load() {
   local kind=$1
   if [ "$kind" = build ]; then
     local fixture=fixtures/rust-rmcp-3.11.0
-    local cargo_args=(--release --locked --manifest-path "$fixture/Cargo.toml" --target-dir "$scratch/load-target")
-    if ! command -v cargo >/dev/null || ! cargo fetch --locked --manifest-path "$fixture/Cargo.toml" \
+    # Its manifest is Cargo.toml.in (a Cargo.toml would make it a nested package that `cargo
+    # package` leaves out): build a copy, as its setup.sh does.
+    mkdir -p "$scratch/load-crate"
+    cp -R "$fixture/src" "$fixture/Cargo.lock" "$scratch/load-crate/"
+    cp "$fixture/Cargo.toml.in" "$scratch/load-crate/Cargo.toml"
+    local cargo_args=(--release --locked --manifest-path "$scratch/load-crate/Cargo.toml" --target-dir "$scratch/load-target")
+    if ! command -v cargo >/dev/null || ! cargo fetch --locked --manifest-path "$scratch/load-crate/Cargo.toml" \
       --target "$(rustc -vV | sed -n 's/^host: //p')" >"$out/load.log" 2>&1; then
       echo "load: cannot build $fixture (see $out/load.log); using yes instead" >&2
       kind=yes

@@ -67,6 +67,11 @@ pub mod internals {
     pub use crate::os::signals::signal_pid;
     pub use crate::rules::Catalogue;
 
+    /// The paths (relative to the crate's root) of the suite the binary carries.
+    pub fn embedded_paths() -> impl Iterator<Item = &'static str> {
+        crate::harness::embedded::files().iter().map(|(p, _)| *p)
+    }
+
     /// Cached, locked fixture setup (`[setup]` of a manifest).
     pub mod setup {
         pub use crate::harness::setup::{ensure, on_path, SetupError};

@@ -1,7 +1,7 @@
 //! The harness: fixture setup, locating the binary, and the scheduler that runs cases in
 //! supervisor processes and judges them.
 
-mod embedded;
+pub(crate) mod embedded;
 pub mod locate;
 mod progress;
 pub mod scheduler;

@@ -307,7 +307,8 @@ fn assert_clean_close(report: &Value) {
 
 #[test]
 fn npm_tarballs_install_offline_and_npx_checks_a_node_server() {
-    let d = tempdir("npm-");
+    // Outside the checkout: the relocated checks hide it.
+    let d = crate::relocated::outside("npm-");
     let project = d.path().join("project");
     let dist = dist();
     npm_project(&project, &[&dist.npm_main, &dist.npm_platform], &[]);
@@ -340,6 +341,10 @@ fn npm_tarballs_install_offline_and_npx_checks_a_node_server() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", said(&out));
     assert_clean_close(&json(&out));
+    // The installed package is the whole tool: every command, where the checkout is hidden.
+    let work = d.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    crate::relocated::relocated_checks_of(&project.join("node_modules/.bin/mcp-shutdown"), &work);
 }
 
 #[test]
@@ -363,7 +368,8 @@ fn npm_launcher_without_its_platform_package_says_what_to_do() {
 
 #[test]
 fn wheel_installs_with_pip_and_runs_with_uvx() {
-    let d = tempdir("wheel-");
+    // Outside the checkout: the relocated checks hide it.
+    let d = crate::relocated::outside("wheel-");
     let wheel = &dist().wheel;
     let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
     assert!(name.contains("-py3-none-manylinux_2_"), "{name}");
@@ -408,6 +414,10 @@ fn wheel_installs_with_pip_and_runs_with_uvx() {
         .env("UV_TOOL_DIR", d.path().join("uv-tools"))
         .env("UV_PYTHON_DOWNLOADS", "never");
     check(&mut uvx);
+    // The installed wheel is the whole tool: every command, where the checkout is hidden.
+    let work = d.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    crate::relocated::relocated_checks_of(&venv.join("bin/mcp-shutdown"), &work);
 }
 
 /// Runs the composite action's steps with `inputs` through the local runner, from `workspace`.

@@ -44,7 +44,7 @@ fn can_hide() -> bool {
 }
 
 /// A directory outside the checkout (the system's temporary directory).
-fn outside(prefix: &str) -> tempfile::TempDir {
+pub fn outside(prefix: &str) -> tempfile::TempDir {
     let d = tempfile::Builder::new()
         .prefix(prefix)
         .tempdir_in(std::env::temp_dir())
@@ -106,8 +106,16 @@ fn statuses(r: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The relocated checks of the issue: `check`, `run --server`, `run --sdk`, `census`.
+/// The relocated checks of the issue: `check`, `run --server`, `run --sdk`, `census`, of the
+/// binary copied into an empty directory.
 pub fn relocated_checks(bin: &Path) {
+    let (dir, bin) = copied(bin);
+    relocated_checks_of(&bin, dir.path());
+}
+
+/// The relocated checks of an installed command (a copied binary, or the launcher an npm
+/// package or a wheel installed), run from `work`, a directory outside the checkout.
+pub fn relocated_checks_of(bin: &Path, work: &Path) {
     if !on_path("node") || !on_path("npm") {
         crate::skip::missing(
             "relocated",
@@ -116,8 +124,7 @@ pub fn relocated_checks(bin: &Path) {
         );
         return;
     }
-    let (dir, bin) = copied(bin);
-    let work = dir.path();
+    assert!(!work.starts_with(ROOT));
     let cache = mcp_cache();
     assert!(!cache.starts_with(ROOT));
 
@@ -128,7 +135,7 @@ pub fn relocated_checks(bin: &Path) {
     )
     .unwrap();
     let out = relocated(
-        &bin,
+        bin,
         work,
         &[
             "check",
@@ -152,7 +159,7 @@ pub fn relocated_checks(bin: &Path) {
 
     // run --server: a bundled fixture, installed into the user's cache.
     let out = relocated(
-        &bin,
+        bin,
         work,
         &[
             "run",
@@ -180,7 +187,7 @@ pub fn relocated_checks(bin: &Path) {
 
     // run --sdk: a kit instance, in the user's kit cache; the same shape, the same verdicts.
     let out = relocated(
-        &bin,
+        bin,
         work,
         &[
             "run",
@@ -213,7 +220,7 @@ pub fn relocated_checks(bin: &Path) {
     let one = serde_json::json!({ "servers": [small["servers"][0].clone()] });
     fs::write(work.join("one.json"), one.to_string()).unwrap();
     let out = relocated(
-        &bin,
+        bin,
         work,
         &[
             "census",
@@ -268,21 +275,60 @@ fn outside_a_checkout_errors_name_the_users_paths_once() {
     assert_eq!(err.matches("os error").count(), 1, "{err}");
 }
 
-/// `cargo package` makes a crate whose binary passes the same checks (built in its own
-/// target directory: the first build compiles every dependency).
+/// `cargo` for a crate of its own: none of the outer `cargo test`'s variables (its
+/// manifest dir, target dir, package name, ...) leak into it.
+fn inner_cargo() -> Command {
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    for (k, _) in std::env::vars_os() {
+        if k.to_str()
+            .is_some_and(|k| k.starts_with("CARGO_") && k != "CARGO_HOME")
+        {
+            c.env_remove(k);
+        }
+    }
+    c.stdin(Stdio::null());
+    c
+}
+
+/// What `cargo package` puts in the crate under the suite's trees is exactly what the binary
+/// embeds: no source is missing (a nested package would be), and no setup's output
+/// (node_modules, target, venvs, stamps) is shipped.
 #[test]
-#[ignore = "cargo package leaves out nested packages (fixtures/rust-rmcp-3.11.0, \
-            fixtures/clients/rust-rmcp-3.11.0, kits/rust/templates: each has a Cargo.toml), \
-            so the packaged binary lacks them and `run` stops at the first manifest whose cwd \
-            is missing"]
+fn the_packaged_crate_holds_exactly_the_embedded_suite() {
+    let out = inner_cargo()
+        .args(["package", "--list", "--allow-dirty"])
+        .current_dir(ROOT)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "cargo package --list: {}", said(&out));
+    let roots = ["conformance/", "kits/", "fixtures/"];
+    let packaged: std::collections::BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| roots.iter().any(|r| l.starts_with(r)))
+        .map(str::to_owned)
+        .collect();
+    let embedded: std::collections::BTreeSet<String> =
+        mcp_shutdown_conformance::internals::embedded_paths()
+            .map(str::to_owned)
+            .collect();
+    let missing: Vec<_> = embedded.difference(&packaged).collect();
+    let extra: Vec<_> = packaged.difference(&embedded).take(20).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "embedded but not packaged: {missing:?}\npackaged but not embedded (first 20): {extra:?}"
+    );
+}
+
+/// `cargo package` makes a crate whose binary passes the same checks. It builds in its own
+/// target directory, with the workspace's build directory for the dependencies (compiled
+/// once, not again for the package).
+#[test]
 fn the_packaged_crate_builds_a_binary_that_passes_the_relocated_checks() {
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("package-check");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(&cargo)
+    let out = inner_cargo()
         .args(["package", "--allow-dirty", "--no-verify", "--target-dir"])
         .arg(&target)
         .current_dir(ROOT)
-        .stdin(Stdio::null())
         .output()
         .unwrap();
     assert!(out.status.success(), "cargo package: {}", said(&out));
@@ -306,11 +352,19 @@ fn the_packaged_crate_builds_a_binary_that_passes_the_relocated_checks() {
     ] {
         assert!(src.join(f).is_file(), "{f} not packaged");
     }
-    let out = Command::new(&cargo)
+    let build_dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("the target dir")
+        .to_path_buf();
+    let out = inner_cargo()
         .args(["build", "--bin", "mcp-shutdown", "--target-dir"])
         .arg(&target)
+        .arg("--config")
+        .arg(format!(
+            "build.build-dir={:?}",
+            build_dir.join("package-build")
+        ))
         .current_dir(&src)
-        .stdin(Stdio::null())
         .output()
         .unwrap();
     assert!(
