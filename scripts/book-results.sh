@@ -3,7 +3,8 @@
 # (docs/book/src/census.md) from reports, between their marker comments.
 #
 #   scripts/book-results.sh DIR          from the reports in DIR: matrix.json, profiles.json,
-#                                        hosts.json, and census.json if there is one
+#                                        hosts.json, and census.json if there is one (a DIR
+#                                        with census.json alone writes the census page only)
 #   scripts/book-results.sh --run DIR    first make matrix/profiles/hosts.json by real runs of
 #                                        the bundled suite into DIR (long: every fixture, every
 #                                        ending; it also rewrites the bundled baseline), then
@@ -43,12 +44,18 @@ if $run; then
   "$bin" run --no-baseline --hosts --format json "${hosts[@]}" >"$dir/hosts.json" || true
 fi
 
-for f in matrix profiles hosts; do
-  [ -s "$dir/$f.json" ] || { echo "book-results: $dir/$f.json is missing (make it with --run)" >&2; exit 2; }
-done
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-"$bin" report render --from "$dir/hosts.json" --format markdown >"$tmp/hosts.md"
-args=(--matrix "$dir/matrix.json" --profiles "$dir/profiles.json" --hosts "$tmp/hosts.md")
+args=()
+if [ -s "$dir/matrix.json" ] || [ ! -s "$dir/census.json" ]; then
+  for f in matrix profiles hosts; do
+    [ -s "$dir/$f.json" ] || { echo "book-results: $dir/$f.json is missing (make it with --run)" >&2; exit 2; }
+  done
+  "$bin" report render --from "$dir/hosts.json" --format markdown >"$tmp/hosts.md"
+  args+=(--matrix "$dir/matrix.json" --profiles "$dir/profiles.json" --hosts "$tmp/hosts.md")
+else
+  # A census report alone: the census page is written, results.md is left as it is.
+  echo "book-results: only $dir/census.json: writing the census page" >&2
+fi
 if [ -s "$dir/census.json" ]; then
   "$bin" report site --from "$dir/census.json" --out "$tmp/site" >/dev/null
   args+=(--leaderboard "$tmp/site/leaderboard.md")

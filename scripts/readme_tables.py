@@ -122,17 +122,22 @@ def splice(path, name, body):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--matrix", required=True, help="the bundled suite's JSON report")
-    p.add_argument("--profiles", required=True, help="the reference servers under every client profile (JSON)")
-    p.add_argument("--hosts", required=True, help="the host view run, rendered as Markdown")
+    # The three together write results.md; without them only the census page is written.
+    p.add_argument("--matrix", help="the bundled suite's JSON report")
+    p.add_argument("--profiles", help="the reference servers under every client profile (JSON)")
+    p.add_argument("--hosts", help="the host view run, rendered as Markdown")
     p.add_argument("--leaderboard", help="a census site's leaderboard.md")
     p.add_argument("--findings", help="the census findings, as Markdown")
     p.add_argument("--book", default="docs/book/src", help="the book's source directory")
     a = p.parse_args()
     book = pathlib.Path(a.book)
-    matrix = json.loads(pathlib.Path(a.matrix).read_text())
-    profiles = json.loads(pathlib.Path(a.profiles).read_text())
-    splice(book / "results.md", "results", results(matrix, profiles, pathlib.Path(a.hosts).read_text()))
+    given = [x is not None for x in (a.matrix, a.profiles, a.hosts)]
+    if any(given) and not all(given):
+        p.error("--matrix, --profiles and --hosts go together")
+    if all(given):
+        matrix = json.loads(pathlib.Path(a.matrix).read_text())
+        profiles = json.loads(pathlib.Path(a.profiles).read_text())
+        splice(book / "results.md", "results", results(matrix, profiles, pathlib.Path(a.hosts).read_text()))
     if a.leaderboard:
         splice(book / "census.md", "leaderboard", leaderboard(pathlib.Path(a.leaderboard).read_text()))
     if a.findings:
