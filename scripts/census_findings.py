@@ -91,6 +91,87 @@ def names(items):
     return ", ".join(items) if items else "none"
 
 
+def status(case, rule):
+    """The case's status for one rule, or None when the rule was not checked."""
+    for k in case.get("checks", []):
+        if k["id"] == rule:
+            return k["status"]
+    return None
+
+
+def published(judged, scenario):
+    """The cases of a scenario that carry a verdict of the server's (not machine-bound)."""
+    return [
+        c
+        for c in judged
+        if c["scenario"] == scenario and not c.get("error") and not c.get("machine_bound")
+    ]
+
+
+def launcher(report, server):
+    info = report.get("servers", {}).get(server) or {}
+    return (info.get("package") or {}).get("launcher") or "direct"
+
+
+LEAK_SCENARIOS = [
+    ("sigterm", "SIGTERM to the launcher's pid"),
+    ("close:ts-legacy", "the `ts-legacy` ladder"),
+    ("close:zed-legacy", "the `zed-legacy` ladder"),
+    ("close:claude-code-legacy", "the `claude-code-legacy` ladder (SIGKILL to the direct child)"),
+]
+
+
+def leaks(report, judged):
+    """Servers whose processes outlived a ladder that signals only the launcher's pid."""
+    parts = []
+    for scenario, what in LEAK_SCENARIOS:
+        cases = published(judged, scenario)
+        left = [c for c in cases if status(c, "process-no-leaked-descendants") in ("WARNING", "FAILURE")]
+        if not cases:
+            continue
+        by = {}
+        for c in left:
+            by[launcher(report, c["server"])] = by.get(launcher(report, c["server"]), 0) + 1
+        split = ", ".join(f"{n} {k}" for k, n in sorted(by.items()))
+        parts.append(f"under {what} {len(left)} of {len(cases)}" + (f" ({split})" if split else ""))
+    if not parts:
+        return []
+    return [
+        "- **Processes left running** (a launcher ended, the server behind it not): "
+        + "; ".join(parts)
+        + "."
+    ]
+
+
+RULE_LINES = [
+    ("sigint", "process-exit-on-sigint", "did not exit promptly on SIGINT to their group"),
+    ("ctrl-c", "process-exit-on-ctrl-c", "did not exit promptly after Ctrl-C in a terminal"),
+]
+
+
+def rule_counts(report, judged):
+    lines = []
+    for scenario, rule, what in RULE_LINES:
+        cases = published(judged, scenario)
+        bad = [c for c in cases if status(c, rule) in ("WARNING", "FAILURE")]
+        if cases:
+            lines.append(f"- **`{scenario}`**: {len(bad)} of {len(cases)} servers {what}.")
+    stdout = sorted(
+        {
+            display(report, c["server"])
+            for c in judged
+            if status(c, "stdio-stdout-only-mcp") == "FAILURE"
+            and not c.get("error")
+            and not c.get("machine_bound")
+        }
+    )
+    lines.append(
+        f"- **Stdout** (MUST: only MCP messages): {len(stdout)} server(s) wrote something else: "
+        f"{names([f'`{n}`' for n in stdout])}."
+    )
+    return lines
+
+
 def paragraph(report):
     cases = report["results"]
     servers = sorted({c["server"] for c in cases})
@@ -115,8 +196,14 @@ def paragraph(report):
             else:
                 other.append(f"{name} ({kind}, {seconds(what)})")
         settled = len(close) - len(rerun)
+        slow = [
+            f"`{display(report, c['server'])}` ({seconds(latency(c))})"
+            for c in close
+            if verdict(c)[0] == "eof" and status(c, "stdio-exit-on-eof") == "WARNING"
+        ]
         lines.append(
-            f"- **Under `close`**, {len(eof)} of {settled} exit on end of input alone on every run; "
+            f"- **Under `close`**, {len(eof)} of {settled} exit on end of input alone on every run "
+            f"({len(slow)} of them later than the prompt budget: {names(slow)}); "
             f"{len(sigterm)} need SIGTERM after the grace period on every run: {names(sigterm)}."
         )
         if other:
@@ -128,6 +215,8 @@ def paragraph(report):
                 f"- Not published (machine-bound: the machine's load decided them; re-run on a "
                 f"quieter machine): {names(rerun)}."
             )
+    lines += leaks(report, judged)
+    lines += rule_counts(report, judged)
     bound = [c for c in judged if c.get("machine_bound")]
     if bound:
         lines.append(
