@@ -53,8 +53,14 @@ pub enum Cmd {
         opts: RunOpts,
         /// Run the server under this real host (`HOST[@VERSION]`, installed into the cache)
         /// once per quit path instead of under the harness.
+        /// (`HOST` alone: the release its bundled profiles were measured on; `@latest`: the
+        /// newest).
         #[arg(long, value_name = "HOST")]
         real_host: Option<String>,
+        /// With `--real-host`: only these quit paths (triggers, as `host list` names them);
+        /// repeatable.
+        #[arg(long = "path", value_name = "TRIGGER", requires = "real_host")]
+        paths: Vec<String>,
         /// The server command and its arguments.
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<String>,

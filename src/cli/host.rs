@@ -195,6 +195,7 @@ pub fn run(cmd: HostCmd) -> Result<ExitCode, Error> {
             let host = find(&id)?;
             let cache = locate::user_cache();
             let helper = std::env::current_exe().map_err(|_| Error::NoBinary)?;
+            let _guard = crate::os::hostproc::kill_on_interrupt();
             let mut all = Vec::new();
             for version in versions(host, &wanted)? {
                 let (exe, installed) = install::ensure(&cache, host.package, host.bin, &version)?;
@@ -243,28 +244,79 @@ pub fn run(cmd: HostCmd) -> Result<ExitCode, Error> {
     }
 }
 
-/// `check --real-host HOST[@VERSION] -- CMD`.
-pub fn real_host(spec: &str, command: &[String]) -> Result<ExitCode, Error> {
+/// The release `check --real-host HOST` runs when no version is given: the one its bundled
+/// profiles were measured on (the ladder a stage is read from is then that release's own),
+/// else the newest.
+fn measured_release(host: &HostSpec) -> Option<String> {
+    crate::config::profiles::Profiles::bundled()
+        .iter()
+        .filter_map(|p| p.measured.as_ref())
+        .find(|m| m.package == host.package)
+        .map(|m| m.version.clone())
+}
+
+/// `check --real-host HOST[@VERSION|@latest] [--path TRIGGER] -- CMD`: the server under the
+/// real host, judged by the rules and reported like any run (`--format`, `--output`, exit
+/// codes).
+pub fn real_host(
+    opts: &crate::cli::args::RunOpts,
+    spec: &str,
+    only: &[String],
+    command: &[String],
+) -> Result<ExitCode, Error> {
     let (id, wanted) = parse_spec(spec);
     let host = find(&id)?;
-    let version = match wanted {
-        Wanted::Newest | Wanted::Exact(_) => versions(host, &wanted)?.remove(0),
+    if let Some(bad) = only
+        .iter()
+        .find(|t| !host.paths.iter().any(|p| p.trigger == t.as_str()))
+    {
+        let known: Vec<&str> = host.paths.iter().map(|p| p.trigger).collect();
+        return Err(Error::Usage(format!(
+            "--path {bad}: {id} has no such quit path (its paths: {})",
+            known.join(", ")
+        )));
+    }
+    let version = match (&wanted, spec.contains('@')) {
+        (Wanted::Newest, false) => match measured_release(host) {
+            Some(v) => v,
+            None => versions(host, &wanted)?.remove(0),
+        },
+        (Wanted::Newest | Wanted::Exact(_), _) => versions(host, &wanted)?.remove(0),
         _ => {
             return Err(Error::Usage(
-                "--real-host takes HOST or HOST@VERSION".into(),
+                "--real-host takes HOST, HOST@VERSION or HOST@latest".into(),
             ))
         }
     };
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let server = crate::config::manifest::adhoc(&command[0], &command[1..], &cwd);
+    let plan = crate::cli::plan::plan(
+        opts,
+        std::slice::from_ref(&server),
+        None,
+        &crate::rules::Catalogue::bundled(),
+        &crate::config::profiles::Profiles::bundled(),
+    )?;
+    let baseline = plan
+        .baseline
+        .as_deref()
+        .map(crate::config::baseline::Baseline::load)
+        .transpose()?;
+    let harness = crate::cli::run::harness_of(&plan, baseline.as_ref())?;
     let cache = locate::user_cache();
     let (exe, _) = install::ensure(&cache, host.package, host.bin, &version)?;
-    let runs = crate::hosts::realhost::check(host, &exe, command)?;
-    let (text, ok) = crate::hosts::realhost::render(host.name, &version, &runs);
-    print!("{text}");
-    Ok(if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(crate::exit_codes::CONFORMANCE_FAILURE)
-    })
+    let started = std::time::Instant::now();
+    let _guard = crate::os::hostproc::kill_on_interrupt();
+    let settle = std::time::Duration::from_millis(harness.budgets_for(&server).prompt_ms);
+    let runs = crate::hosts::realhost::check(host, &exe, command, only, settle, &mut |line| {
+        eprintln!("mcp-shutdown: {line}")
+    })?;
+    let judged = crate::hosts::realhost::judge(&harness, host, &version, &server, &runs);
+    for line in &judged.unjudged {
+        eprintln!("mcp-shutdown: {line}");
+    }
+    let report = harness.report(judged.servers, judged.scenarios.iter(), judged.results);
+    crate::cli::run::conclude(&plan, baseline.as_ref(), &report, started.elapsed())
 }
 
 #[cfg(test)]

@@ -83,10 +83,11 @@ pub fn run() -> Result<ExitCode, Error> {
         }
         Cmd::Census(args) => census::run(args),
         Cmd::Check {
+            opts,
             real_host: Some(host),
+            paths,
             command,
-            ..
-        } => host::real_host(&host, &command),
+        } => host::real_host(&opts, &host, &paths, &command),
         Cmd::Check { opts, command, .. } => {
             let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
             let server = manifest::adhoc(&command[0], &command[1..], &cwd);

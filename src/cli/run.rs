@@ -57,14 +57,9 @@ fn write_outputs(plan: &RunPlan, report: &Report) -> Result<(), Error> {
     Ok(())
 }
 
-/// Runs the plan, lets `finish` complete the report (the census adds what it knows of each
-/// package) before anything is written or scored, and returns the exit code of the run.
-pub fn execute_with(
-    plan: RunPlan,
-    finish: impl FnOnce(&mut Report) -> Result<(), Error>,
-) -> Result<ExitCode, Error> {
-    let baseline = plan.baseline.as_deref().map(Baseline::load).transpose()?;
-    let harness = Harness::locate()
+/// The harness a plan runs its cases with.
+pub fn harness_of(plan: &RunPlan, baseline: Option<&Baseline>) -> Result<Harness, Error> {
+    Ok(Harness::locate()
         .ok_or(Error::NoBinary)?
         // A progress line only for a person watching: never in logs or pipes.
         .progress(std::io::IsTerminal::is_terminal(&std::io::stderr()))
@@ -79,7 +74,17 @@ pub fn execute_with(
                     .keys()
                     .map(move |scenario| (server.clone(), scenario.to_string()))
             })
-        }));
+        })))
+}
+
+/// Runs the plan, lets `finish` complete the report (the census adds what it knows of each
+/// package) before anything is written or scored, and returns the exit code of the run.
+pub fn execute_with(
+    plan: RunPlan,
+    finish: impl FnOnce(&mut Report) -> Result<(), Error>,
+) -> Result<ExitCode, Error> {
+    let baseline = plan.baseline.as_deref().map(Baseline::load).transpose()?;
+    let harness = harness_of(&plan, baseline.as_ref())?;
     let interrupted = on_interrupt(&harness);
     let started = std::time::Instant::now();
     let mut report = harness.run(&plan.cases);
@@ -91,10 +96,21 @@ pub fn execute_with(
         return Ok(ExitCode::from(exit_codes::INTERRUPTED));
     }
     finish(&mut report)?;
-    write_outputs(&plan, &report)?;
-    let failed = match &baseline {
+    conclude(&plan, baseline.as_ref(), &report, wall)
+}
+
+/// Writes a judged report where the plan says, compares it with the baseline, says on stderr
+/// what has no verdict and where the time went, and gives the exit code.
+pub fn conclude(
+    plan: &RunPlan,
+    baseline: Option<&Baseline>,
+    report: &Report,
+    wall: std::time::Duration,
+) -> Result<ExitCode, Error> {
+    write_outputs(plan, report)?;
+    let failed = match baseline {
         Some(b) => {
-            let cmp = b.compare(&report);
+            let cmp = b.compare(report);
             if plan.format == Format::Text || cmp.fails() {
                 eprint!("{}", cmp.render());
             }
@@ -102,18 +118,18 @@ pub fn execute_with(
         }
         None => report.fails(plan.fail_threshold),
     };
-    for line in no_verdict_lines(&report) {
+    for line in no_verdict_lines(report) {
         eprintln!("mcp-shutdown: {line}");
     }
-    let bound = machine_bound_lines(&report);
+    let bound = machine_bound_lines(report);
     if !plan.accept_machine_bound {
         for line in &bound {
             eprintln!("mcp-shutdown: {line}");
         }
     }
     let bound = !bound.is_empty() && !plan.accept_machine_bound;
-    eprintln!("mcp-shutdown: {}", time_summary(&report, wall));
-    Ok(ExitCode::from(exit_code(&report, failed, bound)))
+    eprintln!("mcp-shutdown: {}", time_summary(report, wall));
+    Ok(ExitCode::from(exit_code(report, failed, bound)))
 }
 
 /// One line per machine-bound case: the machine's load, not the server, decided it.

@@ -9,4 +9,4 @@ pub mod setup;
 mod supervise;
 mod tokens;
 
-pub use scheduler::{release_cgroups, Case, Harness};
+pub use scheduler::{release_cgroups, server_info, Case, Harness};

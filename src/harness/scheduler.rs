@@ -186,20 +186,21 @@ impl Harness {
     /// Runs every case and returns the judged report, results in input order.
     pub fn run(&self, cases: &[Case]) -> Report {
         let results = self.run_cases(cases);
-        let mut servers = std::collections::BTreeMap::new();
-        for c in cases {
-            let m = &c.manifest;
-            servers.insert(
-                m.name.clone(),
-                ServerInfo {
-                    description: m.description.clone(),
-                    sdk: m.about.sdk.clone(),
-                    sdk_version: m.about.sdk_version.clone(),
-                    shape: m.about.shape.clone(),
-                    package: None,
-                },
-            );
-        }
+        let servers = cases
+            .iter()
+            .map(|c| (c.manifest.name.clone(), server_info(&c.manifest)))
+            .collect();
+        self.report(servers, cases.iter().map(|c| &c.scenario), results)
+    }
+
+    /// The report of judged `results`: what this harness's run carries besides them (the
+    /// machine, the budgets, the wording of the rules and profiles that judged them).
+    pub fn report<'a>(
+        &self,
+        servers: std::collections::BTreeMap<String, ServerInfo>,
+        scenarios: impl IntoIterator<Item = &'a ScenarioId>,
+        results: Vec<JudgedCase>,
+    ) -> Report {
         let judged: Vec<RuleId> = results
             .iter()
             .flat_map(|r| r.checks.iter().map(|c| c.id))
@@ -217,7 +218,7 @@ impl Harness {
             },
             servers,
             rules: self.catalogue.infos(judged, self.revision),
-            profiles: self.profiles.infos(cases.iter().map(|c| &c.scenario)),
+            profiles: self.profiles.infos(scenarios),
             summary: Default::default(),
             results,
             not_testable: Vec::new(),
@@ -445,6 +446,17 @@ pub fn containment(max_pids: Option<u64>) -> Containment {
 /// Removes this process's (empty) cgroup directories; for the end of a command.
 pub fn release_cgroups() {
     cgroups().remove();
+}
+
+/// What a report says of a server: its manifest's description and what it is.
+pub fn server_info(m: &Manifest) -> ServerInfo {
+    ServerInfo {
+        description: m.description.clone(),
+        sdk: m.about.sdk.clone(),
+        sdk_version: m.about.sdk_version.clone(),
+        shape: m.about.shape.clone(),
+        package: None,
+    }
 }
 
 /// The machine this run is on.

@@ -74,7 +74,7 @@ fn wait_for(log: &Path, limit: Duration, pred: impl Fn(&[analyze::Event]) -> boo
     false
 }
 
-fn screen_line(text: &str) -> String {
+pub(super) fn screen_line(text: &str) -> String {
     let plain = strip_ansi(text);
     plain
         .lines()
@@ -122,7 +122,7 @@ fn strip_ansi(text: &str) -> String {
 }
 
 /// A stall that asks for credentials is not a failure of the measurement.
-fn stalled(screen: &str, api: &StandIn) -> String {
+pub(super) fn stalled(screen: &str, api: &StandIn) -> String {
     let line = screen_line(screen);
     let low = strip_ansi(screen).to_lowercase();
     let creds = [
@@ -202,7 +202,18 @@ pub(super) fn launch(
     }
     let mut env: BTreeMap<String, OsString> = BTreeMap::new();
     let command: Vec<String> = match server {
-        Server::Command(cmd) => cmd.to_vec(),
+        // In the user's directory (the host runs in its own), a relative path in the command
+        // meaning what it meant where it was typed; `exec` leaves the command itself as the
+        // host's child, with the host's own pipes, no shell between.
+        Server::Command(cmd) => {
+            let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+            let mut c: Vec<String> = ["/bin/sh", "-c", "cd \"$0\" && exec \"$@\""]
+                .map(String::from)
+                .to_vec();
+            c.push(cwd.display().to_string());
+            c.extend(cmd.iter().cloned());
+            c
+        }
         Server::Recorder(helper) => {
             env.insert(
                 crate::os::recorder::LIFETIME_ENV.into(),

@@ -1,37 +1,88 @@
 //! `check --real-host <host> -- CMD`: the user's server under the real host binary, once
-//! per quit path the host can be driven through offline. The host launches the command as
-//! configured (the same files `host measure` writes, with CMD instead of the recorder); the
-//! server is found among the run's processes, watched by pidfd, and judged on what it did
-//! after the quit: ended by the host's ladder (and at which step of the host's measured
-//! ladder) or left running after the host exited.
+//! per quit path the host can be driven through offline, judged by the same rules as any
+//! case. The host launches the command as configured (the same files `host measure` writes,
+//! with CMD instead of the recorder); the server is found among the run's processes, watched
+//! by pidfd, its tree read from `/proc` until the quit, and then: when it exited after the
+//! quit, what it left running, or whether it outlived the host.
+//!
+//! What cannot be seen from outside the server is not claimed. Its signals are invisible,
+//! so its stage is the step of the host's *measured* ladder (the bundled profile of that
+//! quit path) its exit time falls in, and the report says so. Its stdout is the host's, so
+//! the stdout and in-flight rules are not judged. A one-shot command ends its servers on its
+//! own schedule, so there only survival and leftovers are judged.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-
 use super::catalogue::{Drive, HostSpec, QuitPath};
-use super::measure::{launch, quit_tui, Server, WALK_WINDOW};
+use super::measure::{launch, quit_tui, stalled, Server, WALK_WINDOW};
 use super::standin::StandIn;
 use super::HostError;
+use crate::config::manifest::Manifest;
+use crate::config::profiles::{Profile, Profiles};
+use crate::config::scenarios::{build_with, PlumbingOverride};
+use crate::harness::Harness;
+use crate::model::{
+    stage_after, CaseError, Check, ErrorKind, JudgedCase, Leftover, Observation, Outcome,
+    RealHostRun, RuleId, Scenario, ScenarioId, Stage, Status, StepRecord,
+};
 use crate::os::hostproc::{self, HostProc};
 
-/// What the server did on one quit path.
-#[derive(Clone, Debug, Serialize)]
-pub struct RealRun {
-    pub trigger: String,
-    /// Exited this long after the quit (ms), or `None`.
-    pub exit_ms: Option<f64>,
-    pub left_running: bool,
-    pub failure: Option<String>,
-    /// A one-shot command: the time counts from its start, not from a quit.
-    pub one_shot: bool,
+/// How long the host gets to start the server.
+const START_LIMIT: Duration = Duration::from_secs(40);
+/// How long a TUI is left up with the server running before the quit: its start-up done.
+const SETTLE: Duration = Duration::from_millis(3000);
+
+/// What went wrong on a quit path, so that nothing was judged.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Failure {
+    /// The host never started the server (or it exited too soon to be seen): why, from the
+    /// host's screen and the stand-in model API.
+    NoServer(String),
+    /// The server exited on its own before the quit.
+    ExitedBeforeQuit,
+    /// The host did not exit after the quit.
+    HostDidNotQuit(String),
 }
 
+impl Failure {
+    /// Whose it is: the server's only when it ended itself before the session did.
+    fn error(&self) -> CaseError {
+        let (kind, message) = match self {
+            Failure::NoServer(why) => (ErrorKind::Harness, format!("under the real host: {why}")),
+            Failure::ExitedBeforeQuit => (
+                ErrorKind::ExitedBeforeEnd,
+                "exited under the real host before it was quit".into(),
+            ),
+            Failure::HostDidNotQuit(why) => (ErrorKind::Harness, why.clone()),
+        };
+        CaseError { kind, message }
+    }
+}
+
+/// What the server did on one quit path, as seen from outside it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RealRun {
+    pub trigger: String,
+    /// A one-shot command: it ends the server on its own schedule, with no quit to time.
+    pub one_shot: bool,
+    /// Exited this long after the quit (ms); for a one-shot command, whether it exited.
+    pub exit_ms: Option<f64>,
+    pub exited: bool,
+    /// Still running [`WALK_WINDOW`] after the host exited.
+    pub left_running: bool,
+    /// Its descendants still running after it exited.
+    pub leftovers: Vec<Leftover>,
+    pub failure: Option<Failure>,
+    pub wall_ms: f64,
+    pub load_avg: Option<f64>,
+}
+
+/// The server among the run's processes: the whole command line, so the host's own path
+/// (`node_modules/...`) never matches.
 fn find_server(marker: &str, host: &HostProc, command: &[String], limit: Duration) -> Option<i32> {
-    let host_pid = host.pid();
-    let shell = host.spawned_pid();
-    // The whole command line, so the host's own path (node_modules/...) never matches.
+    let (host_pid, shell) = (host.pid(), host.spawned_pid());
     let name = command.join(" ");
     let end = Instant::now() + limit;
     while Instant::now() < end {
@@ -50,18 +101,76 @@ fn find_server(marker: &str, host: &HostProc, command: &[String], limit: Duratio
         {
             return Some(pid);
         }
-        std::thread::sleep(Duration::from_millis(50));
+        // A one-shot command's server may live a few hundred milliseconds.
+        std::thread::sleep(Duration::from_millis(10));
     }
     None
 }
 
-/// Runs `command` under `spec` for each TUI quit path and the one-shot paths.
-pub fn check(spec: &HostSpec, exe: &Path, command: &[String]) -> Result<Vec<RealRun>, HostError> {
+/// The server's descendants seen so far, by pid: their command line and parent.
+#[derive(Default)]
+struct Tree(BTreeMap<i32, (String, i32)>);
+
+impl Tree {
+    fn read(&mut self, server: i32) {
+        for p in crate::os::procfs::descendants(server) {
+            self.0.entry(p.pid).or_insert((p.cmdline, p.ppid));
+        }
+    }
+
+    /// Those still running with the same command line, with who started them.
+    fn still_running(&self, server: i32, server_cmdline: &str) -> Vec<Leftover> {
+        self.0
+            .iter()
+            .filter(|(pid, (cmd, _))| {
+                crate::os::procfs::proc_info(**pid)
+                    .is_some_and(|p| !p.is_zombie() && &p.cmdline == cmd)
+            })
+            .map(|(pid, (cmd, ppid))| Leftover {
+                pid: *pid,
+                cmdline: cmd.clone(),
+                started_by: Some(*ppid),
+                started_by_cmdline: if *ppid == server {
+                    Some(server_cmdline.to_string())
+                } else {
+                    self.0.get(ppid).map(|(c, _)| c.clone())
+                },
+            })
+            .collect()
+    }
+}
+
+/// Runs `command` under `spec` on each quit path (only those of `only`, when given). A
+/// descendant still running `settle` after the server exited is a leftover (the leak rule's
+/// prompt budget).
+pub fn check(
+    spec: &HostSpec,
+    exe: &Path,
+    command: &[String],
+    only: &[String],
+    settle: Duration,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<RealRun>, HostError> {
     let api = StandIn::start().map_err(|e| HostError::io(Path::new("127.0.0.1"), e))?;
-    spec.paths
-        .iter()
-        .map(|path| one_path(spec, exe, path, command, &api))
-        .collect()
+    let mut runs = Vec::new();
+    for path in spec.paths {
+        if !only.is_empty() && !only.iter().any(|o| o == path.trigger) {
+            continue;
+        }
+        let run = one_path(spec, exe, path, command, &api, settle)?;
+        progress(&format!("{} {}: {}", spec.id, path.trigger, summary(&run)));
+        runs.push(run);
+    }
+    Ok(runs)
+}
+
+fn summary(r: &RealRun) -> String {
+    match (&r.failure, r.exit_ms, r.left_running) {
+        (Some(f), _, _) => format!("not judged: {}", f.error().message),
+        (None, _, true) => "left running".into(),
+        (None, Some(ms), _) => format!("exited {ms:.0} ms after the quit"),
+        (None, None, _) => "ended by the command".into(),
+    }
 }
 
 fn one_path(
@@ -70,59 +179,370 @@ fn one_path(
     path: &QuitPath,
     command: &[String],
     api: &StandIn,
+    settle: Duration,
 ) -> Result<RealRun, HostError> {
+    let started = Instant::now();
     let mut l = launch(spec, exe, path, Server::Command(command), api)?;
+    let one_shot = matches!(path.drive, Drive::OneShot(_));
     let mut run = RealRun {
         trigger: path.trigger.into(),
+        one_shot,
         exit_ms: None,
+        exited: false,
         left_running: false,
+        leftovers: Vec::new(),
         failure: None,
-        one_shot: matches!(path.drive, Drive::OneShot(_)),
+        wall_ms: 0.0,
+        load_avg: None,
     };
-    let Some(server) = find_server(&l.marker, &l.host, command, Duration::from_secs(40)) else {
-        run.failure = Some("the host never started the server".into());
+    let Some(server) = find_server(&l.marker, &l.host, command, START_LIMIT) else {
+        run.failure = Some(Failure::NoServer(stalled(&l.host.screen_text(), api)));
         let _ = hostproc::kill_all(&l.marker, &[l.host.pid()]);
         return Ok(run);
     };
+    // Read again before the quit: a launcher (a pyenv shim, `uv run`) may have exec'd since.
+    let cmdline_of = |pid: i32| {
+        crate::os::procfs::proc_info(pid)
+            .map(|p| p.cmdline)
+            .unwrap_or_else(|| command.join(" "))
+    };
+    let mut server_cmdline = cmdline_of(server);
     let death = hostproc::watch_death(server);
+    let mut tree = Tree::default();
     let mut t0 = crate::os::mono_ns();
     if let Drive::Tui(quit) = path.drive {
-        std::thread::sleep(Duration::from_millis(3000));
+        let until = Instant::now() + SETTLE;
+        while Instant::now() < until {
+            tree.read(server);
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if death.as_ref().is_some_and(|rx| rx.try_recv().is_ok()) {
+            run.failure = Some(Failure::ExitedBeforeQuit);
+            let _ = hostproc::kill_all(&l.marker, &[server, l.host.pid()]);
+            return Ok(run);
+        }
+        tree.read(server);
+        server_cmdline = cmdline_of(server);
         t0 = quit_tui(&mut l.host, quit);
     }
-    let exited = l.host.wait_exit(Duration::from_secs(40));
-    if exited.is_none() {
-        run.failure = Some("the host did not quit".into());
+    // Until the host exits, the server's tree is read as it grows (a one-shot's too).
+    let quit_limit = if one_shot {
+        START_LIMIT
+    } else {
+        WALK_WINDOW * 3
+    };
+    let mut host_exit = None;
+    let end = Instant::now() + quit_limit;
+    while Instant::now() < end {
+        tree.read(server);
+        host_exit = l.host.wait_exit(Duration::from_millis(50));
+        if host_exit.is_some() {
+            break;
+        }
+    }
+    if host_exit.is_none() {
+        run.failure = Some(Failure::HostDidNotQuit(format!(
+            "the real host did not quit within {} s: screen {:?}",
+            quit_limit.as_secs(),
+            super::measure::screen_line(&l.host.screen_text())
+        )));
     }
     let died = death.and_then(|rx| rx.recv_timeout(WALK_WINDOW).ok());
-    run.exit_ms = died.map(|d| (d as f64 - t0 as f64).max(0.0) / 1e6);
-    run.left_running = died.is_none() && exited.is_some();
+    run.exited = died.is_some();
+    if !one_shot {
+        run.exit_ms = died.map(|d| (d as f64 - t0 as f64).max(0.0) / 1e6);
+    }
+    run.left_running = died.is_none() && host_exit.is_some();
+    if died.is_some() {
+        std::thread::sleep(settle);
+        run.leftovers = tree.still_running(server, &server_cmdline);
+    }
+    run.load_avg = crate::os::procfs::load_avg();
     let _ = hostproc::kill_all(&l.marker, &[server, l.host.pid()]);
+    let left: Vec<i32> = run.leftovers.iter().map(|x| x.pid).collect();
+    let _ = hostproc::kill_all(&l.marker, &left);
+    run.wall_ms = started.elapsed().as_secs_f64() * 1000.0;
     Ok(run)
 }
 
-/// The verdict lines: a server the host left running fails the path.
-pub fn render(host: &str, version: &str, runs: &[RealRun]) -> (String, bool) {
-    let mut text = format!("under the real {host} {version}:\n");
-    let mut ok = true;
-    for r in runs {
-        let line = match (&r.failure, r.exit_ms, r.left_running) {
-            (Some(f), _, _) => format!("  {:16} not judged: {f}", r.trigger),
-            (None, Some(ms), _) => {
-                format!("  {:16} PASS  exited {ms:.0} ms after the quit", r.trigger)
-            }
-            (None, None, true) => {
-                ok = false;
-                format!(
-                    "  {:16} FAIL  still running {} s after the host exited (the host walked away; it was killed by pid)",
-                    r.trigger,
-                    WALK_WINDOW.as_secs()
-                )
-            }
-            (None, None, false) => format!("  {:16} not judged: no exit seen", r.trigger),
-        };
-        text.push_str(&line);
-        text.push('\n');
+/// The bundled measured profile of `spec`'s quit path `trigger`, if it was measured.
+pub fn profile_for<'a>(
+    profiles: &'a Profiles,
+    spec: &HostSpec,
+    trigger: &str,
+) -> Option<&'a Profile> {
+    profiles.iter().find(|p| {
+        p.measured
+            .as_ref()
+            .is_some_and(|m| m.package == spec.package && m.triggers.iter().any(|t| t == trigger))
+    })
+}
+
+/// The rules a run under a real host can judge: the server's exit and its tree. Its stdout
+/// is read by the host, its in-flight request and the signals it sends are unseen.
+const JUDGED: [RuleId; 8] = [
+    RuleId::StdioExitOnEof,
+    RuleId::StdioExitOnClientDeath,
+    RuleId::StdioNoForcedKill,
+    RuleId::ProcessExitOnSigterm,
+    RuleId::ProcessExitOnSigint,
+    RuleId::ProcessExitOnHangup,
+    RuleId::ProcessExitOnCtrlC,
+    RuleId::ProcessNoLeakedDescendants,
+];
+
+/// What one run observed, as a case of `scenario` (the host's measured ladder): the stage is
+/// the step of that ladder the exit time falls in.
+pub fn observation(
+    server: &str,
+    run: &RealRun,
+    scenario: &Scenario,
+    about: RealHostRun,
+) -> Observation {
+    let mut o = Observation::empty(server, &scenario.id);
+    o.real_host = Some(about);
+    o.wall_ms = run.wall_ms;
+    o.load_avg = run.load_avg;
+    if let Some(f) = &run.failure {
+        o.error = Some(f.error());
+        return o;
     }
-    (text, ok)
+    o.leftovers = run.leftovers.clone();
+    let mut at = 0.0;
+    let ladder: Vec<StepRecord> = scenario
+        .steps
+        .iter()
+        .map(|s| {
+            let r = StepRecord::new(s.action, at);
+            at += s.wait_ms as f64;
+            r
+        })
+        .collect();
+    if run.left_running {
+        o.stage = Some(Stage::Survived);
+        o.steps = ladder;
+    } else if let Some(ms) = run.exit_ms {
+        let reached = ladder.iter().filter(|s| s.at_ms <= ms).count().max(1);
+        o.steps = ladder[..reached].to_vec();
+        o.stage = o.steps.last().map(|s| stage_after(&s.action));
+        o.exit_ms = Some(ms);
+    }
+    o
+}
+
+/// The checks of a run under a real host: only the rules it can judge, and for a one-shot
+/// command that ended the server, only its leftovers (its quit cannot be timed).
+pub fn keep_judged(checks: Vec<Check>, run: &RealRun) -> Vec<Check> {
+    checks
+        .into_iter()
+        .filter(|c| JUDGED.contains(&c.id))
+        .map(|mut c| {
+            let untimed = run.one_shot && run.exited && run.failure.is_none();
+            if untimed && c.id != RuleId::ProcessNoLeakedDescendants {
+                c.status = Status::Skipped;
+                c.outcome = Outcome::NotApplicable;
+                c.message = "Not judged: a one-shot command ends its servers on its own schedule, \
+                             so its quit cannot be timed from outside the server (the TUI's quit \
+                             paths time it)."
+                    .into();
+            }
+            c
+        })
+        .collect()
+}
+
+/// The scenario id of a quit path's profile.
+pub fn scenario_of(profile: &Profile) -> ScenarioId {
+    ScenarioId::Profile(profile.id.clone())
+}
+
+/// A judged case's note under a real host, before what the ending costs.
+pub fn note(about: &RealHostRun, name: &str, rest: Option<String>) -> String {
+    let timing = if about.one_shot {
+        "its end is not timed".to_string()
+    } else {
+        format!(
+            "stage from its ladder as measured on {}",
+            about.ladder_measured_on
+        )
+    };
+    let head = format!(
+        "under the real {name} {} ({}), quit by {}; {timing}",
+        about.version, about.package, about.trigger
+    );
+    match rest {
+        Some(r) => format!("{head}; {r}"),
+        None => head,
+    }
+}
+
+/// What `check --real-host` reports: each quit path judged as a case of its measured
+/// profile's scenario, the server named apart per path (`<server>.<trigger>`: paths that
+/// share one profile are still separate runs), and one line for each path no measured
+/// profile covers (it is not judged).
+pub struct Judged {
+    pub servers: BTreeMap<String, crate::model::ServerInfo>,
+    pub scenarios: Vec<ScenarioId>,
+    pub results: Vec<JudgedCase>,
+    pub unjudged: Vec<String>,
+}
+
+pub fn judge(
+    harness: &Harness,
+    spec: &HostSpec,
+    version: &str,
+    server: &Manifest,
+    runs: &[RealRun],
+) -> Judged {
+    let mut out = Judged {
+        servers: BTreeMap::new(),
+        scenarios: Vec::new(),
+        results: Vec::new(),
+        unjudged: Vec::new(),
+    };
+    let budgets = harness.budgets_for(server);
+    for run in runs {
+        let Some(profile) = profile_for(harness.profiles(), spec, &run.trigger) else {
+            out.unjudged.push(format!(
+                "{} {}: not judged: no bundled profile measured this quit path (`host measure {} --path {}` measures it)",
+                spec.id, run.trigger, spec.id, run.trigger
+            ));
+            continue;
+        };
+        let id = scenario_of(profile);
+        let Ok(scenario) = build_with(
+            &id,
+            &budgets,
+            harness.profiles(),
+            &PlumbingOverride::default(),
+        ) else {
+            continue;
+        };
+        let about = RealHostRun {
+            host: spec.id.into(),
+            package: spec.package.into(),
+            version: version.into(),
+            trigger: run.trigger.clone(),
+            ladder_measured_on: profile
+                .measured
+                .as_ref()
+                .map_or_else(String::new, |m| m.version.clone()),
+            one_shot: run.one_shot,
+        };
+        let name = format!("{}.{}", server.name, run.trigger);
+        let mut o = observation(&name, run, &scenario, about.clone());
+        o.note = Some(note(&about, spec.name, crate::rules::note(&o, &scenario)));
+        let checks = harness
+            .catalogue()
+            .judge(&o, &scenario, &budgets, harness.revision_of());
+        let mut info = crate::harness::server_info(server);
+        info.description = format!(
+            "{} under the real {} {}, quit by {}",
+            info.description, spec.name, version, run.trigger
+        );
+        out.servers.insert(name, info);
+        out.scenarios.push(id);
+        out.results.push(JudgedCase {
+            observation: o,
+            budgets: Some(budgets),
+            ladder: Some(scenario.ladder()),
+            checks: keep_judged(checks, run),
+            repeat: None,
+            not_testable: None,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Budgets;
+
+    fn scenario(id: &str) -> Scenario {
+        let id: ScenarioId = format!("close:{id}").parse().unwrap();
+        build_with(
+            &id,
+            &Budgets::default(),
+            &Profiles::bundled(),
+            &PlumbingOverride::default(),
+        )
+        .unwrap()
+    }
+
+    fn about(one_shot: bool) -> RealHostRun {
+        RealHostRun {
+            host: "qwen-code".into(),
+            package: "@qwen-code/qwen-code".into(),
+            version: "0.24.4".into(),
+            trigger: "quit-command".into(),
+            ladder_measured_on: "0.24.4".into(),
+            one_shot,
+        }
+    }
+
+    fn run(exit_ms: Option<f64>, left_running: bool) -> RealRun {
+        RealRun {
+            trigger: "quit-command".into(),
+            one_shot: false,
+            exit_ms,
+            exited: exit_ms.is_some(),
+            left_running,
+            leftovers: Vec::new(),
+            failure: None,
+            wall_ms: 1.0,
+            load_avg: None,
+        }
+    }
+
+    #[test]
+    fn the_stage_is_the_step_of_the_measured_ladder_the_exit_falls_in() {
+        // Qwen Code: stdin closed, ~2 s, SIGTERM, then its pipes close.
+        let s = scenario("qwen-code");
+        let o = observation("srv", &run(Some(40.0), false), &s, about(false));
+        assert_eq!(o.stage, Some(Stage::Eof));
+        let o = observation("srv", &run(Some(2030.0), false), &s, about(false));
+        assert_eq!(o.stage, Some(Stage::Sigterm));
+        assert_eq!(o.steps.len(), 2);
+        let o = observation("srv", &run(None, true), &s, about(false));
+        assert_eq!(o.stage, Some(Stage::Survived));
+        assert!(o.real_host.is_some());
+    }
+
+    #[test]
+    fn a_host_that_never_started_the_server_is_not_the_servers_failure() {
+        let mut r = run(None, false);
+        r.failure = Some(Failure::NoServer("screen \"Log in\"".into()));
+        let o = observation("srv", &r, &scenario("qwen-code"), about(false));
+        assert!(!o.error.unwrap().kind.owner().is_scored());
+        r.failure = Some(Failure::ExitedBeforeQuit);
+        let o = observation("srv", &r, &scenario("qwen-code"), about(false));
+        assert!(o.error.unwrap().kind.owner().is_scored());
+    }
+
+    #[test]
+    fn a_one_shot_end_is_judged_on_leftovers_only_and_unseen_rules_are_dropped() {
+        let s = scenario("qwen-code");
+        let mut r = run(None, false);
+        r.one_shot = true;
+        r.exited = true;
+        let o = observation("srv", &r, &s, about(true));
+        let checks = crate::rules::Catalogue::bundled().judge(
+            &o,
+            &s,
+            &Budgets::default(),
+            crate::rules::Catalogue::bundled().default_revision,
+        );
+        let kept = keep_judged(checks, &r);
+        assert!(kept.iter().all(|c| JUDGED.contains(&c.id)), "{kept:?}");
+        assert!(!kept.iter().any(|c| c.id == RuleId::StdioStdoutOnlyMcp));
+        for c in &kept {
+            let want = if c.id == RuleId::ProcessNoLeakedDescendants {
+                Status::Success
+            } else {
+                Status::Skipped
+            };
+            assert_eq!(c.status, want, "{c:?}");
+        }
+    }
 }

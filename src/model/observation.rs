@@ -481,6 +481,29 @@ pub struct Observation {
     /// Where the case's time went; never judged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timing: Option<CaseTiming>,
+    /// Set when the server ran under a real host binary (`check --real-host`), not under the
+    /// harness: which host and quit path, and how the stage was found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub real_host: Option<RealHostRun>,
+}
+
+/// A case run under a real host (`check --real-host`): the host ran the server and its own
+/// ladder; the harness only quit the host and watched the server's tree from outside.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RealHostRun {
+    /// The host's id (`claude-code`), its npm package and the version that ran.
+    pub host: String,
+    pub package: String,
+    pub version: String,
+    /// The quit path (`quit-command`, `ctrl-d`, `mcp-list`, ...).
+    pub trigger: String,
+    /// The release the profile's ladder was measured on: the stage is the step of that
+    /// ladder the exit time falls in (a server's signals cannot be seen from outside it).
+    pub ladder_measured_on: String,
+    /// A one-shot command ends its servers on its own schedule: its quit cannot be timed
+    /// from outside the server, so only survival and leftovers are judged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub one_shot: bool,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -515,6 +538,7 @@ impl Observation {
             machine_bound: None,
             load_avg: None,
             timing: None,
+            real_host: None,
         }
     }
 

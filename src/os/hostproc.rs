@@ -38,6 +38,45 @@ pub struct HostProc {
     pidfd: Option<Pidfd>,
     terminal: Option<std::sync::mpsc::Sender<TermCmd>>,
     screen: Arc<Mutex<Vec<u8>>>,
+    marker: String,
+}
+
+/// The markers of the hosts running now: what an interrupt kills.
+static LIVE: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn live() -> std::sync::MutexGuard<'static, Vec<String>> {
+    LIVE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Until dropped, SIGINT, SIGTERM and SIGHUP kill every process of every running host (they
+/// are in sessions of their own: a terminal's Ctrl-C never reaches them) and exit 130.
+pub struct InterruptGuard(Option<signal_hook::iterator::Handle>);
+
+pub fn kill_on_interrupt() -> InterruptGuard {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        return InterruptGuard(None);
+    };
+    let handle = signals.handle();
+    std::thread::spawn(move || {
+        if signals.forever().next().is_some() {
+            let markers = live().clone();
+            for m in &markers {
+                kill_all(m, &[]);
+            }
+            eprintln!("mcp-shutdown: interrupted; every host and server it started was stopped");
+            std::process::exit(130);
+        }
+    });
+    InterruptGuard(Some(handle))
+}
+
+impl Drop for InterruptGuard {
+    fn drop(&mut self) {
+        if let Some(h) = &self.0 {
+            h.close();
+        }
+    }
 }
 
 enum TermCmd {
@@ -60,6 +99,8 @@ impl HostProc {
     /// child, as when a user types the command. Closing the terminal then hangs up the
     /// shell and the foreground group; killing the host leaves the shell and terminal up.
     pub fn spawn(l: &Launch) -> std::io::Result<Self> {
+        // Known before it exists: an interrupt from here on kills it.
+        live().push(l.marker.to_string());
         let mut cmd = if l.pty {
             let mut c = Command::new("/bin/sh");
             // The shell stays after the host exits, as a user's shell returns to its prompt.
@@ -113,6 +154,7 @@ impl HostProc {
                 pidfd: Pidfd::open(host_pid as u32).ok(),
                 terminal,
                 screen,
+                marker: l.marker.to_string(),
             });
         }
         cmd.stdin(Stdio::null())
@@ -131,6 +173,7 @@ impl HostProc {
             pidfd: Pidfd::open(host_pid as u32).ok(),
             terminal: None,
             screen: Arc::new(Mutex::new(Vec::new())),
+            marker: l.marker.to_string(),
         })
     }
 
@@ -194,6 +237,8 @@ impl Drop for HostProc {
         let _ = self.child.kill();
         let _ = self.child.wait();
         self.close_terminal();
+        kill_all(&self.marker, &[]);
+        live().retain(|m| m != &self.marker);
     }
 }
 

@@ -247,3 +247,118 @@ fn an_unknown_host_lists_the_known_ones() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("known: claude-code, codex"), "{err}");
 }
+
+/// `check --real-host`: the user's server under the real host binary, judged by the rules
+/// and reported like any run. `None` when the host cannot be installed (a failure under
+/// CI=true).
+fn under_real_host(test: &str, args: &[&str]) -> Option<(i32, serde_json::Value)> {
+    if which("npm").is_none() {
+        crate::skip::missing(test, "npm", "not on PATH");
+        return None;
+    }
+    let out = assert_cmd::Command::cargo_bin("mcp-shutdown")
+        .unwrap()
+        .args(["check", "--format", "json"])
+        .args(args)
+        .timeout(std::time::Duration::from_secs(600))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let code = out.status.code().unwrap_or(-1);
+    if code == 2 && stderr.contains("install") {
+        crate::skip::missing(test, "npm", &format!("the host did not install: {stderr}"));
+        return None;
+    }
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: exit {code}, stderr:\n{stderr}"));
+    Some((code, report))
+}
+
+fn status_of<'a>(case: &'a serde_json::Value, rule: &str) -> &'a str {
+    case["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == rule)
+        .and_then(|c| c["status"].as_str())
+        .unwrap_or("absent")
+}
+
+#[test]
+fn a_server_under_the_real_claude_code_is_judged_by_the_rules() {
+    let test = "hosts::a_server_under_the_real_claude_code";
+    // Exits at end of input, and so at Claude Code's first signal, SIGINT.
+    let Some((code, report)) = under_real_host(
+        test,
+        &[
+            "--real-host",
+            "claude-code",
+            "--path",
+            "quit-command",
+            "--",
+            "node",
+            "fixtures/tiny/server.js",
+        ],
+    ) else {
+        return;
+    };
+    assert_eq!(code, 0, "{report:#}");
+    let case = &report["results"][0];
+    assert_eq!(case["scenario"], "close:claude-code", "{case:#}");
+    assert_eq!(case["real_host"]["trigger"], "quit-command", "{case:#}");
+    assert_eq!(case["stage"], "sigint", "{case:#}");
+    assert_eq!(
+        status_of(case, "process-no-leaked-descendants"),
+        "SUCCESS",
+        "{case:#}"
+    );
+    // Its stdout is the host's: not judged.
+    assert_eq!(
+        status_of(case, "stdio-stdout-only-mcp"),
+        "absent",
+        "{case:#}"
+    );
+
+    // Leaves `sleep 600` behind: a finding against the server, and nothing left running.
+    let Some((code, report)) = under_real_host(
+        test,
+        &[
+            "--real-host",
+            "claude-code",
+            "--path",
+            "quit-command",
+            "--",
+            "python3",
+            "fixtures/hostile/leaks_child.py",
+        ],
+    ) else {
+        return;
+    };
+    assert_eq!(code, 1, "{report:#}");
+    let case = &report["results"][0];
+    assert_eq!(
+        status_of(case, "process-no-leaked-descendants"),
+        "WARNING",
+        "{case:#}"
+    );
+    let left = case["leftovers"][0]["pid"].as_i64().unwrap() as i32;
+    assert!(
+        !std::path::Path::new(&format!("/proc/{left}")).exists()
+            || std::fs::read_to_string(format!("/proc/{left}/stat"))
+                .is_ok_and(|s| s.contains(") Z")),
+        "pid {left} still running"
+    );
+}
+
+#[test]
+fn a_quit_path_the_host_lacks_is_a_usage_error_naming_its_paths() {
+    let out = assert_cmd::Command::cargo_bin("mcp-shutdown")
+        .unwrap()
+        .args(["check", "--real-host", "codex", "--path", "mcp-list", "--"])
+        .args(["node", "fixtures/tiny/server.js"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("its paths: exec, quit-command"), "{err}");
+}
