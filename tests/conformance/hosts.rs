@@ -362,3 +362,74 @@ fn a_quit_path_the_host_lacks_is_a_usage_error_naming_its_paths() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("its paths: exec, quit-command"), "{err}");
 }
+
+/// Pids whose command line contains `needle`.
+fn pids_running(needle: &str) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            String::from_utf8_lossy(&cmd).contains(needle) && !stat.contains(") Z")
+        })
+        .collect()
+}
+
+#[test]
+fn sigterm_of_check_under_a_real_host_leaves_nothing_running() {
+    if which("npm").is_none() {
+        crate::skip::missing(
+            "hosts::sigterm_of_check_under_a_real_host",
+            "npm",
+            "not on PATH",
+        );
+        return;
+    }
+    // A command line of its own, so the test finds only its own server.
+    let tag = format!("realhost-sigterm-{}", std::process::id());
+    let bin = assert_cmd::cargo::cargo_bin("mcp-shutdown");
+    let mut child = std::process::Command::new(bin)
+        .args([
+            "check",
+            "--real-host",
+            "claude-code",
+            "--path",
+            "quit-command",
+            "--",
+        ])
+        .args(["python3", "fixtures/hostile/immortal.py", &tag])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The server itself: not the harness (whose own command line names the tag too), nor
+    // the `sh -c 'cd DIR && exec CMD'` the host starts before it becomes the server.
+    let harness = child.id() as i32;
+    let server = || -> Vec<i32> {
+        pids_running(&tag)
+            .into_iter()
+            .filter(|p| *p != harness)
+            .filter(|p| {
+                !std::fs::read(format!("/proc/{p}/cmdline"))
+                    .unwrap_or_default()
+                    .starts_with(b"/bin/sh")
+            })
+            .collect()
+    };
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while server().is_empty() && std::time::Instant::now() < end {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(!server().is_empty(), "the host never started the server");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(server(), Vec::<i32>::new(), "left running");
+}
