@@ -515,16 +515,19 @@ pub(super) fn quit_tui(host: &mut HostProc, quit: TuiQuit) -> u64 {
             trigger_ns = crate::os::mono_ns();
             host.type_slowly(b"\r", Duration::ZERO);
         }
+        // The quit is the key press that completes it: a second Ctrl-D, where the host asks
+        // for one to confirm, and the second Ctrl-C.
         TuiQuit::CtrlD => {
-            // Hosts that ask for a second Ctrl-D to confirm get it 300 ms later.
             host.type_slowly(b"\x04", Duration::ZERO);
             if host.wait_exit(Duration::from_millis(300)).is_none() {
+                trigger_ns = crate::os::mono_ns();
                 host.type_slowly(b"\x04", Duration::ZERO);
             }
         }
         TuiQuit::CtrlCTwice => {
             host.type_slowly(b"\x03", Duration::ZERO);
             std::thread::sleep(Duration::from_millis(300));
+            trigger_ns = crate::os::mono_ns();
             host.type_slowly(b"\x03", Duration::ZERO);
         }
         TuiQuit::TerminalClosed => host.close_terminal(),

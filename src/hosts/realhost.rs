@@ -300,6 +300,7 @@ pub fn observation(
     about: RealHostRun,
 ) -> Observation {
     let mut o = Observation::empty(server, &scenario.id);
+    let about_untimed = about.untimed.clone();
     o.real_host = Some(about);
     o.wall_ms = run.wall_ms;
     o.load_avg = run.load_avg;
@@ -321,7 +322,7 @@ pub fn observation(
     if run.left_running {
         o.stage = Some(Stage::Survived);
         o.steps = ladder;
-    } else if let Some(ms) = run.exit_ms {
+    } else if let (Some(ms), None) = (run.exit_ms, &about_untimed) {
         let reached = ladder.iter().filter(|s| s.at_ms <= ms).count().max(1);
         o.steps = ladder[..reached].to_vec();
         o.stage = o.steps.last().map(|s| stage_after(&s.action));
@@ -330,25 +331,43 @@ pub fn observation(
     o
 }
 
-/// The checks of a run under a real host: only the rules it can judge, and for a one-shot
-/// command that ended the server, only its leftovers (its quit cannot be timed).
-pub fn keep_judged(checks: Vec<Check>, run: &RealRun) -> Vec<Check> {
+/// The checks of a run under a real host: only the rules it can judge, and for a server
+/// that ended where its exit cannot be placed in the ladder (`untimed`), only its leftovers.
+pub fn keep_judged(checks: Vec<Check>, run: &RealRun, untimed: Option<&str>) -> Vec<Check> {
     checks
         .into_iter()
         .filter(|c| JUDGED.contains(&c.id))
         .map(|mut c| {
-            let untimed = run.one_shot && run.exited && run.failure.is_none();
-            if untimed && c.id != RuleId::ProcessNoLeakedDescendants {
-                c.status = Status::Skipped;
-                c.outcome = Outcome::NotApplicable;
-                c.message = "Not judged: a one-shot command ends its servers on its own schedule, \
-                             so its quit cannot be timed from outside the server (the TUI's quit \
-                             paths time it)."
-                    .into();
+            let ended = run.exited && run.failure.is_none() && !run.left_running;
+            if let (true, Some(why)) = (ended, untimed) {
+                if c.id != RuleId::ProcessNoLeakedDescendants {
+                    c.status = Status::Skipped;
+                    c.outcome = Outcome::NotApplicable;
+                    c.message = format!("Not judged: {why}.");
+                }
             }
             c
         })
         .collect()
+}
+
+/// Why a run's exit cannot be placed in its profile's ladder, if it cannot.
+fn untimed(run: &RealRun, profile: &Profile) -> Option<String> {
+    if run.one_shot {
+        return Some(
+            "a one-shot command ends its servers on its own schedule, so its end cannot be timed \
+             from outside the server (the TUI's quit paths time it)"
+                .into(),
+        );
+    }
+    let reproduces = profile.measured.as_ref().is_some_and(|m| m.reproduces);
+    (!reproduces).then(|| {
+        format!(
+            "the host's ladder on this path did not reproduce across its measured runs \
+             (`{}`), so an exit time cannot be placed in it",
+            profile.id
+        )
+    })
 }
 
 /// The scenario id of a quit path's profile.
@@ -358,13 +377,12 @@ pub fn scenario_of(profile: &Profile) -> ScenarioId {
 
 /// A judged case's note under a real host, before what the ending costs.
 pub fn note(about: &RealHostRun, name: &str, rest: Option<String>) -> String {
-    let timing = if about.one_shot {
-        "its end is not timed".to_string()
-    } else {
-        format!(
+    let timing = match &about.untimed {
+        Some(_) => "its end is not placed in the ladder".to_string(),
+        None => format!(
             "stage from its ladder as measured on {}",
             about.ladder_measured_on
-        )
+        ),
     };
     let head = format!(
         "under the real {name} {} ({}), quit by {}; {timing}",
@@ -427,7 +445,7 @@ pub fn judge(
                 .measured
                 .as_ref()
                 .map_or_else(String::new, |m| m.version.clone()),
-            one_shot: run.one_shot,
+            untimed: untimed(run, profile),
         };
         let name = format!("{}.{}", server.name, run.trigger);
         let mut o = observation(&name, run, &scenario, about.clone());
@@ -446,7 +464,7 @@ pub fn judge(
             observation: o,
             budgets: Some(budgets),
             ladder: Some(scenario.ladder()),
-            checks: keep_judged(checks, run),
+            checks: keep_judged(checks, run, about.untimed.as_deref()),
             repeat: None,
             not_testable: None,
         });
@@ -470,14 +488,14 @@ mod tests {
         .unwrap()
     }
 
-    fn about(one_shot: bool) -> RealHostRun {
+    fn about(untimed: bool) -> RealHostRun {
         RealHostRun {
             host: "qwen-code".into(),
             package: "@qwen-code/qwen-code".into(),
             version: "0.24.4".into(),
             trigger: "quit-command".into(),
             ladder_measured_on: "0.24.4".into(),
-            one_shot,
+            untimed: untimed.then(|| "a one-shot command".into()),
         }
     }
 
@@ -510,6 +528,20 @@ mod tests {
     }
 
     #[test]
+    fn one_shot_commands_and_ladders_that_did_not_reproduce_are_not_timed() {
+        let profiles = Profiles::bundled();
+        let get = |id: &str| profiles.get(&id.to_string().try_into().unwrap()).unwrap();
+        let mut r = run(Some(40.0), false);
+        assert_eq!(untimed(&r, get("qwen-code")), None);
+        assert!(
+            untimed(&r, get("opencode")).is_some(),
+            "opencode's did not reproduce"
+        );
+        r.one_shot = true;
+        assert!(untimed(&r, get("qwen-code")).is_some());
+    }
+
+    #[test]
     fn a_host_that_never_started_the_server_is_not_the_servers_failure() {
         let mut r = run(None, false);
         r.failure = Some(Failure::NoServer("screen \"Log in\"".into()));
@@ -521,7 +553,7 @@ mod tests {
     }
 
     #[test]
-    fn a_one_shot_end_is_judged_on_leftovers_only_and_unseen_rules_are_dropped() {
+    fn an_untimed_end_is_judged_on_leftovers_only_and_unseen_rules_are_dropped() {
         let s = scenario("qwen-code");
         let mut r = run(None, false);
         r.one_shot = true;
@@ -533,7 +565,7 @@ mod tests {
             &Budgets::default(),
             crate::rules::Catalogue::bundled().default_revision,
         );
-        let kept = keep_judged(checks, &r);
+        let kept = keep_judged(checks, &r, Some("a one-shot command"));
         assert!(kept.iter().all(|c| JUDGED.contains(&c.id)), "{kept:?}");
         assert!(!kept.iter().any(|c| c.id == RuleId::StdioStdoutOnlyMcp));
         for c in &kept {

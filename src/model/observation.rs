@@ -500,10 +500,11 @@ pub struct RealHostRun {
     /// The release the profile's ladder was measured on: the stage is the step of that
     /// ladder the exit time falls in (a server's signals cannot be seen from outside it).
     pub ladder_measured_on: String,
-    /// A one-shot command ends its servers on its own schedule: its quit cannot be timed
-    /// from outside the server, so only survival and leftovers are judged.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub one_shot: bool,
+    /// Why the exit was not placed in the ladder, so that only survival and leftovers are
+    /// judged: a one-shot command ends its servers on its own schedule (no quit to time from),
+    /// or the ladder did not reproduce across its measured runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub untimed: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
