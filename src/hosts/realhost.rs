@@ -291,12 +291,33 @@ const JUDGED: [RuleId; 8] = [
     RuleId::ProcessNoLeakedDescendants,
 ];
 
-/// What one run observed, as a case of `scenario` (the host's measured ladder): the stage is
-/// the step of that ladder the exit time falls in.
+/// The median of a measured wait (`"203/210/215 ms"`: min/median/max).
+fn median_ms(spread: &str) -> Option<f64> {
+    spread
+        .trim_end_matches(" ms")
+        .split('/')
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// How long after the quit the host's ladder begins, as measured (`trigger → first`), or 0.
+pub fn ladder_offset_ms(profile: &Profile) -> f64 {
+    profile
+        .measured
+        .as_ref()
+        .and_then(|m| m.waits.get("trigger → first"))
+        .and_then(|w| median_ms(w))
+        .unwrap_or(0.0)
+}
+
+/// What one run observed, as a case of `scenario` (the host's measured ladder, begun
+/// `offset_ms` after the quit): the stage is the step of that ladder the exit time falls in.
 pub fn observation(
     server: &str,
     run: &RealRun,
     scenario: &Scenario,
+    offset_ms: f64,
     about: RealHostRun,
 ) -> Observation {
     let mut o = Observation::empty(server, &scenario.id);
@@ -323,7 +344,11 @@ pub fn observation(
         o.stage = Some(Stage::Survived);
         o.steps = ladder;
     } else if let (Some(ms), None) = (run.exit_ms, &about_untimed) {
-        let reached = ladder.iter().filter(|s| s.at_ms <= ms).count().max(1);
+        let reached = ladder
+            .iter()
+            .filter(|s| s.at_ms + offset_ms <= ms)
+            .count()
+            .max(1);
         o.steps = ladder[..reached].to_vec();
         o.stage = o.steps.last().map(|s| stage_after(&s.action));
         o.exit_ms = Some(ms);
@@ -448,7 +473,8 @@ pub fn judge(
             untimed: untimed(run, profile),
         };
         let name = format!("{}.{}", server.name, run.trigger);
-        let mut o = observation(&name, run, &scenario, about.clone());
+        let offset = ladder_offset_ms(profile);
+        let mut o = observation(&name, run, &scenario, offset, about.clone());
         o.note = Some(note(&about, spec.name, crate::rules::note(&o, &scenario)));
         let checks = harness
             .catalogue()
@@ -517,14 +543,24 @@ mod tests {
     fn the_stage_is_the_step_of_the_measured_ladder_the_exit_falls_in() {
         // Qwen Code: stdin closed, ~2 s, SIGTERM, then its pipes close.
         let s = scenario("qwen-code");
-        let o = observation("srv", &run(Some(40.0), false), &s, about(false));
+        let o = observation("srv", &run(Some(40.0), false), &s, 0.0, about(false));
         assert_eq!(o.stage, Some(Stage::Eof));
-        let o = observation("srv", &run(Some(2030.0), false), &s, about(false));
+        let o = observation("srv", &run(Some(2030.0), false), &s, 0.0, about(false));
         assert_eq!(o.stage, Some(Stage::Sigterm));
         assert_eq!(o.steps.len(), 2);
-        let o = observation("srv", &run(None, true), &s, about(false));
+        let o = observation("srv", &run(None, true), &s, 0.0, about(false));
         assert_eq!(o.stage, Some(Stage::Survived));
         assert!(o.real_host.is_some());
+        // Its ladder begins ~111 ms after the quit (measured): an exit 2127 ms after the quit
+        // came 2016 ms into it, after the SIGTERM and before its pipes closed.
+        let qwen = Profiles::bundled();
+        let offset = ladder_offset_ms(
+            qwen.get(&"qwen-code".to_string().try_into().unwrap())
+                .unwrap(),
+        );
+        assert_eq!(offset, 111.0);
+        let o = observation("srv", &run(Some(2127.0), false), &s, offset, about(false));
+        assert_eq!(o.stage, Some(Stage::Sigterm));
     }
 
     #[test]
@@ -545,10 +581,10 @@ mod tests {
     fn a_host_that_never_started_the_server_is_not_the_servers_failure() {
         let mut r = run(None, false);
         r.failure = Some(Failure::NoServer("screen \"Log in\"".into()));
-        let o = observation("srv", &r, &scenario("qwen-code"), about(false));
+        let o = observation("srv", &r, &scenario("qwen-code"), 0.0, about(false));
         assert!(!o.error.unwrap().kind.owner().is_scored());
         r.failure = Some(Failure::ExitedBeforeQuit);
-        let o = observation("srv", &r, &scenario("qwen-code"), about(false));
+        let o = observation("srv", &r, &scenario("qwen-code"), 0.0, about(false));
         assert!(o.error.unwrap().kind.owner().is_scored());
     }
 
@@ -558,7 +594,7 @@ mod tests {
         let mut r = run(None, false);
         r.one_shot = true;
         r.exited = true;
-        let o = observation("srv", &r, &s, about(true));
+        let o = observation("srv", &r, &s, 0.0, about(true));
         let checks = crate::rules::Catalogue::bundled().judge(
             &o,
             &s,
