@@ -372,7 +372,7 @@ mod tests {
     #[test]
     fn host_ladders_are_pinned_to_their_sources() {
         use ProfileAction::*;
-        use Target::{Group, Process, Tree};
+        use Target::{Children, Group, Process, Tree};
         let p = Profiles::bundled();
         let pinned: &[(&str, &[Pin])] = &[
             // mcpStdioStateHandler.ts GRACE_TIME_MS = 10_000; terminateProcess.sh kill -9 tree.
@@ -429,11 +429,13 @@ mod tests {
                 "qwen-code-prompt",
                 &[(CloseStdin, Process, 2_021), (ClosePipes, Process, 5_000)],
             ),
-            // Measured (opencode 1.18.33, 3 runs per path): the SDK ladder, cut short by its
-            // exit ~5.5 s after the quit on the other paths.
+            // Measured (opencode 1.18.33, 3 runs per path): the SDK ladder, its first SIGTERM
+            // to the server's children alone, cut short by its exit ~5.5 s after the quit on
+            // the other paths.
             (
                 "opencode",
                 &[
+                    (Sigterm, Children, 1),
                     (CloseStdin, Process, 2_143),
                     (Sigterm, Process, 2_002),
                     (Sigkill, Process, 2_000),
@@ -446,7 +448,8 @@ mod tests {
             (
                 "opencode-terminal-closed",
                 &[
-                    (Sighup, Group, 2_645),
+                    (Sighup, Group, 2_644),
+                    (Sigterm, Children, 1),
                     (CloseStdin, Process, 2_010),
                     (Sigterm, Process, 1_507),
                     (ClosePipes, Process, 5_000),
@@ -454,7 +457,11 @@ mod tests {
             ),
             (
                 "opencode-sigterm",
-                &[(CloseStdin, Process, 1_663), (ClosePipes, Process, 5_000)],
+                &[
+                    (Sigterm, Children, 1),
+                    (CloseStdin, Process, 1_663),
+                    (ClosePipes, Process, 5_000),
+                ],
             ),
             ("opencode-sigkill", &[(ClosePipes, Process, 5_000)]),
             // Measured (continue-cli 1.5.47): the pipes close at its exit, nothing is sent.

@@ -335,7 +335,7 @@ fn notes(g: &PathLadder) -> Vec<String> {
     }
     if let Some((action, _)) = g.shape.iter().find(|(_, to)| to == "children") {
         notes.push(format!(
-            "The {action} to the server's children (not the server) is not replayed: the harness signals the server, its group or its whole tree."
+            "The {action} goes to the server's children, not the server (replayed so: `to = \"children\"`)."
         ));
     }
     if let Some(d) = g.plumbing.via.strip_prefix("daemon:") {
@@ -375,8 +375,7 @@ fn notes(g: &PathLadder) -> Vec<String> {
     notes
 }
 
-/// `steps = [...]`: the shape with the median waits. A signal to the server's children
-/// alone is left out (its wait goes to the step before it, or the ladder starts later).
+/// `steps = [...]`: the shape with the median waits.
 fn steps_toml(g: &PathLadder) -> String {
     let mut out = String::from("steps = [\n");
     let mut steps: Vec<(String, String, u64)> = Vec::new();
@@ -386,12 +385,6 @@ fn steps_toml(g: &PathLadder) -> String {
             None if g.walked_away.is_some() => WALK_CAP_MS,
             None => LAST_WINDOW_MS,
         };
-        if to == "children" {
-            if let Some(last) = steps.last_mut() {
-                last.2 += wait;
-            }
-            continue;
-        }
         // The other end of stdout gone (stdin closed before): a close-pipes step.
         let action = if action == "stdout-closed" {
             "close-pipes"
@@ -516,8 +509,7 @@ mod tests {
     }
 
     #[test]
-    fn the_shape_most_runs_show_names_the_path_and_a_signal_to_the_children_alone_is_not_replayed()
-    {
+    fn the_shape_most_runs_show_names_the_path_and_a_signal_to_the_children_alone_is_replayed_so() {
         let mut ladder = run(
             &[("sigterm", 1.0), ("close-stdin", 2.0), ("sigterm", 2002.0)],
             true,
@@ -552,12 +544,14 @@ mod tests {
             .iter()
             .map(|s| s["do"].as_str().unwrap())
             .collect();
-        assert_eq!(steps, ["close-stdin", "sigterm"]);
-        assert_eq!(p["steps"][0]["wait_ms"].as_integer(), Some(2000));
+        assert_eq!(steps, ["sigterm", "close-stdin", "sigterm"]);
+        assert_eq!(p["steps"][0]["to"].as_str(), Some("children"));
+        assert_eq!(p["steps"][0]["wait_ms"].as_integer(), Some(1));
+        assert_eq!(p["steps"][1]["wait_ms"].as_integer(), Some(2000));
         assert_eq!(p["measured"]["reproduces"].as_bool(), Some(false));
         let note = p["cap_note"].as_str().unwrap();
         assert!(note.contains("1 of 3 runs showed another ladder"), "{note}");
-        assert!(note.contains("not replayed"), "{note}");
+        assert!(note.contains("replayed so"), "{note}");
     }
 
     #[test]

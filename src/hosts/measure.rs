@@ -311,7 +311,7 @@ fn quit(host: &mut HostProc, log: &Path, path: &QuitPath) -> (u64, Result<u64, S
                 })
             };
             wait_for(log, START_LIMIT, ready);
-            std::thread::sleep(SETTLE);
+            wait_quiet(host.pid(), SETTLE, START_LIMIT);
             trigger_ns = quit_tui(host, quit);
             QUIT_LIMIT
         }
@@ -324,6 +324,27 @@ fn quit(host: &mut HostProc, log: &Path, path: &QuitPath) -> (u64, Result<u64, S
         )
     });
     (trigger_ns, exit)
+}
+
+/// Waits at least `min`, then until the host's tree has settled: its own CPU time over the
+/// last half second under a tenth of a CPU (time it waited for a CPU does not count, so a
+/// loaded machine only makes it wait longer), at most `cap`. A TUI reads its input once its
+/// start-up work is done; how long that takes is the machine's, not a fixed sleep's.
+pub(super) fn wait_quiet(root: i32, min: Duration, cap: Duration) {
+    const WINDOW: Duration = Duration::from_millis(500);
+    const QUIET_NS: u64 = 50_000_000;
+    let started = Instant::now();
+    std::thread::sleep(min);
+    let mut sampler = crate::os::procfs::TreeSampler::new(root);
+    let mut last = sampler.sample().cpu_ns;
+    while started.elapsed() < cap {
+        std::thread::sleep(WINDOW);
+        let now = sampler.sample().cpu_ns;
+        if now.saturating_sub(last) < QUIET_NS {
+            return;
+        }
+        last = now;
+    }
 }
 
 /// The processes of the run still alive after the host exited, other than the host, its

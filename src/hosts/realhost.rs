@@ -16,7 +16,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::catalogue::{Drive, HostSpec, QuitPath};
-use super::measure::{launch, quit_tui, stalled, Server, WALK_WINDOW};
+use super::measure::{launch, quit_tui, stalled, wait_quiet, Server, WALK_WINDOW};
 use super::standin::StandIn;
 use super::HostError;
 use crate::config::manifest::Manifest;
@@ -216,6 +216,8 @@ fn one_path(
             tree.read(server);
             std::thread::sleep(Duration::from_millis(100));
         }
+        wait_quiet(l.host.pid(), Duration::ZERO, START_LIMIT);
+        tree.read(server);
         if death.as_ref().is_some_and(|rx| rx.try_recv().is_ok()) {
             run.failure = Some(Failure::ExitedBeforeQuit);
             let _ = hostproc::kill_all(&l.marker, &[server, l.host.pid()]);

@@ -22,6 +22,9 @@ pub enum Target {
     Group,
     /// The server and every descendant (the C# SDK client).
     Tree,
+    /// The server's children, not the server (opencode's first SIGTERM: the TypeScript SDK
+    /// ends what the server started before it ends the server).
+    Children,
 }
 
 /// One thing done to end the session.
@@ -225,6 +228,11 @@ pub fn stage_after(action: &Action) -> Stage {
         Action::Interrupt {
             reaches_server: true,
         } => Stage::Sigint,
+        // The server itself received nothing.
+        Action::Signal {
+            to: Target::Children,
+            ..
+        } => Stage::Eof,
         Action::Signal { signal, .. } => match signal {
             SignalName::Kill => Stage::Sigkill,
             SignalName::Int => Stage::Sigint,
@@ -294,8 +302,21 @@ impl Scenario {
     }
 
     /// Does the ending start with end-of-file on the server's stdin?
+    /// Whether the ladder's first action that reaches the server closes its stdin (a signal
+    /// to its children alone comes before, and is not the server's ending).
     pub fn closes_stdin(&self) -> bool {
-        self.steps.first().is_some_and(|s| s.action.closes_stdin())
+        self.steps
+            .iter()
+            .find(|s| {
+                !matches!(
+                    s.action,
+                    Action::Signal {
+                        to: Target::Children,
+                        ..
+                    }
+                )
+            })
+            .is_some_and(|s| s.action.closes_stdin())
     }
 
     /// The ending whose rules judge this one (`close:java` → `close`).

@@ -77,6 +77,14 @@ pub fn all_processes() -> Vec<ProcInfo> {
     pids().into_iter().filter_map(proc_info).collect()
 }
 
+/// The live children of `parent`.
+pub fn children(parent: i32) -> Vec<ProcInfo> {
+    all_processes()
+        .into_iter()
+        .filter(|p| p.ppid == parent && !p.is_zombie())
+        .collect()
+}
+
 /// All descendants of `root` (children, grandchildren, ...), zombies included, parents
 /// before children.
 pub fn descendants(root: i32) -> Vec<ProcInfo> {

@@ -211,6 +211,10 @@ pub fn action_label(a: &Action) -> String {
             signal,
             to: Target::Tree,
         } => format!("{signal} to tree"),
+        Action::Signal {
+            signal,
+            to: Target::Children,
+        } => format!("{signal} to its children"),
         Action::ClientExit => "client exit".into(),
         Action::ClientKill => "client SIGKILL".into(),
     }

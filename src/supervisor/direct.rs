@@ -56,6 +56,14 @@ fn perform(action: Action, ends: &mut Ends, server: &Pidfd) -> u64 {
             signal,
             to: Target::Group,
         } => signals::signal_group_of(server.pid(), signal),
+        Action::Signal {
+            signal,
+            to: Target::Children,
+        } => {
+            for p in procfs::children(server.pid()) {
+                signals::signal_pid(p.pid, signal);
+            }
+        }
         // Client and terminal actions only exist in the other drivers' ladders.
         Action::ClientExit
         | Action::ClientKill

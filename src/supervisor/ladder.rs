@@ -343,8 +343,13 @@ pub fn own_after(own_ns: u64, wall_ns: u64, queued_ns: u64) -> u64 {
     (own_ns + wall_ns).saturating_sub(queued_ns)
 }
 
+/// The signal the server itself received (one to its children alone is not its own).
 fn signal_of(a: Action) -> Option<SignalName> {
     match a {
+        Action::Signal {
+            to: crate::model::Target::Children,
+            ..
+        } => None,
         Action::Signal { signal, .. } => Some(signal),
         _ => None,
     }

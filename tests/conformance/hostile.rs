@@ -205,3 +205,16 @@ fn servers_that_attack_their_supervisor_are_swept_and_judged_for_it() {
         );
     }
 }
+
+/// opencode's first SIGTERM goes to the server's children alone (measured): replayed so, it
+/// ends the `sleep 600` the server started, where a ladder without it leaves it behind.
+#[test]
+fn a_sigterm_to_the_servers_children_alone_ends_what_it_started() {
+    let leaks = Path::new("conformance/hostile/hostile-leaks-child.toml");
+    let r = run(leaks, "close:opencode");
+    assert!(r.error.is_none(), "{:?}", r.error);
+    assert!(r.leftovers.is_empty(), "{:#?}", r.leftovers);
+    assert_eq!(r.stage, Some(mcp_shutdown_conformance::model::Stage::Eof));
+    let r = run(leaks, "close:qwen-code");
+    assert_eq!(r.leftovers.len(), 1, "{:#?}", r.leftovers);
+}
