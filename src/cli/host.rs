@@ -144,32 +144,8 @@ pub fn run(cmd: HostCmd) -> Result<ExitCode, Error> {
                 let t: Vec<&str> = h.paths.iter().map(|p| p.trigger).collect();
                 println!("{:14} {:28} {}", h.id, h.package, t.join(", "));
             }
-            Ok(ExitCode::SUCCESS)
         }
-        HostCmd::History { host } => {
-            let spec = find(&host)?;
-            let cache = locate::user_cache();
-            let dir = cache.join("hosts").join("measurements");
-            let mut ms: Vec<Measurement> = std::fs::read_dir(&dir)
-                .map(|d| {
-                    d.filter_map(|e| e.ok())
-                        .filter(|e| {
-                            e.file_name()
-                                .to_string_lossy()
-                                .starts_with(&format!("{}@", spec.id))
-                        })
-                        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
-                        .filter_map(|t| serde_json::from_str(&t).ok())
-                        .collect()
-                })
-                .unwrap_or_default();
-            let order: Vec<String> = install::releases(spec.package)
-                .map(|r| r.dated.into_iter().map(|(v, _)| v).collect())
-                .unwrap_or_default();
-            ms.sort_by_key(|m| order.iter().position(|v| *v == m.version));
-            print!("{}", emit::history(&ms));
-            Ok(ExitCode::SUCCESS)
-        }
+        HostCmd::History { host } => print!("{}", emit::history(&saved(find(&host)?))),
         HostCmd::Profiles { from } => {
             let text = std::fs::read_to_string(&from).map_err(|source| Error::Io {
                 path: from.clone(),
@@ -183,65 +159,92 @@ pub fn run(cmd: HostCmd) -> Result<ExitCode, Error> {
                 let name = catalogue::find(&m.host).map_or(m.host.as_str(), |h| h.name);
                 println!("{}", emit::profiles_toml(m, name));
             }
-            Ok(ExitCode::SUCCESS)
         }
         HostCmd::Measure {
             spec,
             repeats,
             only,
             json,
-        } => {
-            let (id, wanted) = parse_spec(&spec);
-            let host = find(&id)?;
-            let cache = locate::user_cache();
-            let helper = std::env::current_exe().map_err(|_| Error::NoBinary)?;
-            let _guard = crate::os::hostproc::kill_on_interrupt();
-            let mut all = Vec::new();
-            for version in versions(host, &wanted)? {
-                let (exe, installed) = install::ensure(&cache, host.package, host.bin, &version)?;
-                eprintln!(
-                    "{}@{version}: {}",
-                    host.package,
-                    if installed {
-                        "installed"
-                    } else {
-                        "cached (nothing installed)"
-                    }
-                );
-                let opts = Options {
-                    repeats,
-                    only: &only,
-                    helper: &helper,
-                };
-                let m = measure::measure(host, &exe, &version, installed, &opts, &mut |l| {
-                    eprintln!("  {l}")
-                })?;
-                eprintln!(
-                    "{}@{version}: {} paths × {} repeats in {:.1} s",
-                    host.id,
-                    m.paths.len(),
-                    repeats,
-                    m.wall_ms as f64 / 1000.0
-                );
-                let saved = measure::saved_path(&cache, host.id, &version);
-                if let Some(p) = saved.parent() {
-                    let _ = std::fs::create_dir_all(p);
-                }
-                let text = serde_json::to_string_pretty(&m).unwrap_or_default();
-                let _ = std::fs::write(&saved, &text);
-                println!("{}", emit::profiles_toml(&m, host.name));
-                all.push(m);
-            }
-            if let Some(path) = json {
-                let text = serde_json::to_string_pretty(&all).unwrap_or_default();
-                std::fs::write(&path, text).map_err(|source| Error::Io { path, source })?;
-            }
-            if all.len() > 1 {
-                print!("{}", emit::history(&all));
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        } => measure_releases(&spec, repeats, &only, json)?,
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The measurements the cache keeps of `spec`, oldest release first.
+fn saved(spec: &HostSpec) -> Vec<Measurement> {
+    let dir = locate::user_cache().join("hosts").join("measurements");
+    let mut ms: Vec<Measurement> = std::fs::read_dir(&dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .starts_with(&format!("{}@", spec.id))
+                })
+                .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+                .filter_map(|t| serde_json::from_str(&t).ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    let order: Vec<String> = install::releases(spec.package)
+        .map(|r| r.dated.into_iter().map(|(v, _)| v).collect())
+        .unwrap_or_default();
+    ms.sort_by_key(|m| order.iter().position(|v| *v == m.version));
+    ms
+}
+
+/// `host measure`: each release asked for, installed once, measured, kept in the cache and
+/// printed as profiles; the history of the releases when there are several.
+fn measure_releases(
+    spec: &str,
+    repeats: u32,
+    only: &[String],
+    json: Option<PathBuf>,
+) -> Result<(), Error> {
+    let (id, wanted) = parse_spec(spec);
+    let host = find(&id)?;
+    let cache = locate::user_cache();
+    let helper = std::env::current_exe().map_err(|_| Error::NoBinary)?;
+    let _guard = crate::os::hostproc::kill_on_interrupt();
+    let opts = Options {
+        repeats,
+        only,
+        helper: &helper,
+    };
+    let mut all = Vec::new();
+    for version in versions(host, &wanted)? {
+        let (exe, installed) = install::ensure(&cache, host.package, host.bin, &version)?;
+        let how = if installed {
+            "installed"
+        } else {
+            "cached (nothing installed)"
+        };
+        eprintln!("{}@{version}: {how}", host.package);
+        let m = measure::measure(host, &exe, &version, installed, &opts, &mut |l| {
+            eprintln!("  {l}")
+        })?;
+        eprintln!(
+            "{}@{version}: {} paths × {repeats} repeats in {:.1} s",
+            host.id,
+            m.paths.len(),
+            m.wall_ms as f64 / 1000.0
+        );
+        let saved = measure::saved_path(&cache, host.id, &version);
+        if let Some(p) = saved.parent() {
+            let _ = std::fs::create_dir_all(p);
+        }
+        let _ = std::fs::write(&saved, serde_json::to_string_pretty(&m).unwrap_or_default());
+        println!("{}", emit::profiles_toml(&m, host.name));
+        all.push(m);
+    }
+    if let Some(path) = json {
+        let text = serde_json::to_string_pretty(&all).unwrap_or_default();
+        std::fs::write(&path, text).map_err(|source| Error::Io { path, source })?;
+    }
+    if all.len() > 1 {
+        print!("{}", emit::history(&all));
+    }
+    Ok(())
 }
 
 /// The release `check --real-host HOST` runs when no version is given: the one its bundled

@@ -165,22 +165,49 @@ pub fn read_run(f: &RunFacts) -> RunReading {
     let started = first(ev, "server", "start").is_some();
     let mut host = f.host_tree.clone();
     host.push(f.host_pid);
-    let mut out: Vec<Delivery> = Vec::new();
+    let mut out = deliveries(f, &host);
+    let lifetime = first(ev, "server", "lifetime").is_some();
+    if let (Some(d), false) = (f.server_death_ns, lifetime) {
+        out.push(inferred_kill(f, d));
+    }
+    out.sort_by(|a, b| a.at_ms.total_cmp(&b.at_ms));
+    // What reaches the recorder's descendants after the server died is not the server's.
+    if let (Some(d), false) = (f.server_death_ns, lifetime) {
+        let dead = ms(f.trigger_ns, d);
+        out.retain(|x| x.at_ms <= dead);
+    }
+    let plumb = plumbing(ev, &host, f.parent_outlived_host);
+    let walked_away = if !started || f.server_death_ns.is_some() {
+        None
+    } else {
+        Some(walked_away(f, &plumb))
+    };
+    RunReading {
+        started,
+        plumbing: plumb,
+        deliveries: canonical(out),
+        host_exit_ms: f.host_exit_ns.map(|h| ms(f.trigger_ns, h)),
+        walked_away,
+    }
+}
+
+/// What the recorder logged receiving from the trigger on: its stdin and stdout closing, and
+/// each signal, with whom it reached (the server, its group, its tree, or only its children)
+/// and who sent it.
+fn deliveries(f: &RunFacts, host: &[i32]) -> Vec<Delivery> {
+    let ev = &f.events;
     let t0 = f.trigger_ns;
+    let mut out: Vec<Delivery> = Vec::new();
     for e in ev.iter().filter(|e| e.t_ns >= t0) {
+        let pipe = |action: &str| Delivery {
+            action: action.into(),
+            to: "process".into(),
+            from: "host".into(),
+            at_ms: ms(t0, e.t_ns),
+        };
         match (e.role.as_str(), e.ev.as_str()) {
-            ("server", "stdin_eof") => out.push(Delivery {
-                action: "close-stdin".into(),
-                to: "process".into(),
-                from: "host".into(),
-                at_ms: ms(t0, e.t_ns),
-            }),
-            ("server", "stdout_unwritable") => out.push(Delivery {
-                action: "stdout-closed".into(),
-                to: "process".into(),
-                from: "host".into(),
-                at_ms: ms(t0, e.t_ns),
-            }),
+            ("server", "stdin_eof") => out.push(pipe("close-stdin")),
+            ("server", "stdout_unwritable") => out.push(pipe("stdout-closed")),
             (role @ ("server" | "child"), "signal") => {
                 let signo = e.raw["signo"].as_u64().unwrap_or(0);
                 let name = e.raw["name"].as_str().unwrap_or("?").to_ascii_lowercase();
@@ -201,69 +228,50 @@ pub fn read_run(f: &RunFacts) -> RunReading {
                 out.push(Delivery {
                     action: name,
                     to: to.into(),
-                    from: sender(e, &host),
+                    from: sender(e, host),
                     at_ms: ms(t0, e.t_ns),
                 });
             }
             _ => {}
         }
     }
-    let lifetime = first(ev, "server", "lifetime").is_some();
-    if let (Some(d), false) = (f.server_death_ns, lifetime) {
-        let with_child = f
-            .child_death_ns
-            .is_some_and(|c| ms(d.min(c), d.max(c)) <= SAME_MS);
-        let with_grand = f
-            .grandchild_death_ns
-            .is_some_and(|c| ms(d.min(c), d.max(c)) <= SAME_MS);
-        out.push(Delivery {
-            action: "sigkill".into(),
-            to: match (with_child, with_grand) {
-                (_, true) => "tree",
-                (true, false) => "group",
-                _ => "process",
-            }
-            .into(),
-            from: "inferred from death".into(),
-            at_ms: ms(t0, d),
-        });
+    out
+}
+
+/// A death the recorder did not log is a SIGKILL: to its group or tree when its child or
+/// grandchild died with it.
+fn inferred_kill(f: &RunFacts, death_ns: u64) -> Delivery {
+    let with =
+        |other: Option<u64>| other.is_some_and(|c| ms(death_ns.min(c), death_ns.max(c)) <= SAME_MS);
+    Delivery {
+        action: "sigkill".into(),
+        to: match (with(f.child_death_ns), with(f.grandchild_death_ns)) {
+            (_, true) => "tree",
+            (true, false) => "group",
+            _ => "process",
+        }
+        .into(),
+        from: "inferred from death".into(),
+        at_ms: ms(f.trigger_ns, death_ns),
     }
-    out.sort_by(|a, b| a.at_ms.total_cmp(&b.at_ms));
-    // What reaches the recorder's descendants after the server died is not the server's.
-    if let (Some(d), false) = (f.server_death_ns, lifetime) {
-        let dead = ms(t0, d);
-        out.retain(|x| x.at_ms <= dead);
-    }
-    let host_exit_ms = f.host_exit_ns.map(|h| ms(t0, h));
-    let reparented = first(ev, "server", "reparented");
-    let plumb = plumbing(ev, &host, f.parent_outlived_host);
-    let walked_away = if !started || f.server_death_ns.is_some() {
-        None
-    } else if plumb.via.starts_with("daemon:") {
-        Some(format!(
-            "kept by the host's daemon ({}): alive {:.0} s after the host exited",
-            &plumb.via["daemon:".len()..],
+}
+
+/// How the host walked away from a server that outlived it.
+fn walked_away(f: &RunFacts, plumb: &Plumbing) -> String {
+    if let Some(daemon) = plumb.via.strip_prefix("daemon:") {
+        format!(
+            "kept by the host's daemon ({daemon}): alive {:.0} s after the host exited",
             f.walk_window_s
-        ))
-    } else if let Some(r) = reparented {
-        Some(format!(
+        )
+    } else if let Some(r) = first(&f.events, "server", "reparented") {
+        format!(
             "reparented to pid {} ({}) and alive {:.0} s after the host exited",
             r.raw["to"],
             r.raw["to_comm"].as_str().unwrap_or("?"),
             f.walk_window_s
-        ))
+        )
     } else {
-        Some(format!(
-            "alive {:.0} s after the host exited",
-            f.walk_window_s
-        ))
-    };
-    RunReading {
-        started,
-        plumbing: plumb,
-        deliveries: canonical(out),
-        host_exit_ms,
-        walked_away,
+        format!("alive {:.0} s after the host exited", f.walk_window_s)
     }
 }
 
