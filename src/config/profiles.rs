@@ -399,11 +399,11 @@ mod tests {
             // Measured (gemini-cli 0.61.0, qwen-code 0.24.4; 3 runs per path).
             (
                 "gemini-cli",
-                &[(Sigterm, Process, 28), (ClosePipes, Process, 5_000)],
+                &[(Sigterm, Process, 49), (ClosePipes, Process, 5_000)],
             ),
             (
                 "gemini-cli-terminal-closed",
-                &[(Sighup, Group, 124), (ClosePipes, Process, 5_000)],
+                &[(Sighup, Group, 122), (ClosePipes, Process, 5_000)],
             ),
             ("gemini-cli-sigkill", &[(ClosePipes, Process, 5_000)]),
             (

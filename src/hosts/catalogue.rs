@@ -339,9 +339,12 @@ impl HostConfig<'_> {
     }
 
     /// Gemini CLI and Qwen Code (its fork) share one settings shape.
-    fn gemini_like(&self, dir: &str, auth: &str) -> Setup {
+    fn gemini_like(&self, dir: &str, auth: &str, model: &str) -> Setup {
         let settings = json!({
             "mcpServers": {"rec": {"command": self.cmd, "args": self.args}},
+            // A named model: with the default, `gemini -p` first asks flash-lite (its model
+            // routing) four times, is not satisfied by the stand-in, and does not exit.
+            "model": {"name": model},
             "telemetry": {"enabled": false}, "usageStatisticsEnabled": false,
             "privacy": {"usageStatisticsEnabled": false},
             "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
@@ -427,8 +430,8 @@ impl HostSpec {
         let own = match self.config {
             ConfigKind::Claude => c.claude(),
             ConfigKind::Codex => c.codex(),
-            ConfigKind::Gemini => c.gemini_like(".gemini", "gemini-api-key"),
-            ConfigKind::Qwen => c.gemini_like(".qwen", "openai"),
+            ConfigKind::Gemini => c.gemini_like(".gemini", "gemini-api-key", "gemini-2.5-flash"),
+            ConfigKind::Qwen => c.gemini_like(".qwen", "openai", "standin"),
             ConfigKind::Continue => c.continue_cli(),
             ConfigKind::Opencode => c.opencode(),
         };

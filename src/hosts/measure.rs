@@ -300,7 +300,12 @@ type DeathWatch = Option<std::sync::mpsc::Receiver<u64>>;
 
 /// Quits the host the way `path` says. Returns when the quit was triggered and when the
 /// host exited (CLOCK_MONOTONIC ns), or why it did not.
-fn quit(host: &mut HostProc, log: &Path, path: &QuitPath) -> (u64, Result<u64, String>) {
+fn quit(
+    host: &mut HostProc,
+    log: &Path,
+    path: &QuitPath,
+    api: &StandIn,
+) -> (u64, Result<u64, String>) {
     let mut trigger_ns = crate::os::mono_ns();
     let limit = match path.drive {
         Drive::OneShot(_) => START_LIMIT,
@@ -317,10 +322,16 @@ fn quit(host: &mut HostProc, log: &Path, path: &QuitPath) -> (u64, Result<u64, S
         }
     };
     let exit = host.wait_exit(limit).ok_or_else(|| {
+        let seen = api.seen();
         format!(
-            "the host did not quit within {} s: screen {:?}",
+            "the host did not quit within {} s: screen {:?}; model API requests: {}",
             limit.as_secs(),
-            screen_line(&host.screen_text())
+            screen_line(&host.screen_text()),
+            if seen.is_empty() {
+                "none".into()
+            } else {
+                seen.join(", ")
+            }
         )
     });
     (trigger_ns, exit)
@@ -392,7 +403,7 @@ fn one_run(
         .collect();
     let watch = |p: Option<i32>| -> DeathWatch { p.and_then(hostproc::watch_death) };
     let (ws, wc, wg) = (watch(rec.server), watch(rec.child), watch(rec.grandchild));
-    let (mut trigger_ns, exit) = quit(&mut l.host, &l.log, path);
+    let (mut trigger_ns, exit) = quit(&mut l.host, &l.log, path, api);
     let host_exit_ns = exit.as_ref().ok().copied();
     run.failure = exit.err();
     // Watch the server until it dies or the walk-away window passes.

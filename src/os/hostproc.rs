@@ -157,22 +157,54 @@ impl HostProc {
                 marker: l.marker.to_string(),
             });
         }
+        // Its output is kept as its "screen": what a one-shot command printed says why it
+        // stalled (a prompt for credentials, an error from the model API).
         cmd.stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         // SAFETY: setsid is async-signal-safe; a one-shot host gets a session of its own
         // (no controlling terminal), as under a CI runner.
         unsafe {
             cmd.pre_exec(|| nix::unistd::setsid().map(|_| ()).map_err(Into::into));
         }
-        let child = cmd.spawn()?;
+        let mut child = cmd.spawn()?;
         let host_pid = child.id() as i32;
+        let screen = Arc::new(Mutex::new(Vec::new()));
+        let out: [Option<Box<dyn Read + Send>>; 2] = [
+            child
+                .stdout
+                .take()
+                .map(|o| Box::new(o) as Box<dyn Read + Send>),
+            child
+                .stderr
+                .take()
+                .map(|e| Box::new(e) as Box<dyn Read + Send>),
+        ];
+        for mut stream in out.into_iter().flatten() {
+            let screen = screen.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 8192];
+                while let Ok(n) = stream.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    if let Ok(mut s) = screen.lock() {
+                        // The last 64 KiB are enough to say why.
+                        s.extend_from_slice(&buf[..n]);
+                        let len = s.len();
+                        if len > 1 << 16 {
+                            s.drain(..len - (1 << 15));
+                        }
+                    }
+                }
+            });
+        }
         Ok(Self {
             child,
             host_pid,
             pidfd: Pidfd::open(host_pid as u32).ok(),
             terminal: None,
-            screen: Arc::new(Mutex::new(Vec::new())),
+            screen,
             marker: l.marker.to_string(),
         })
     }
