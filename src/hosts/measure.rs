@@ -21,8 +21,9 @@ const START_LIMIT: Duration = Duration::from_secs(40);
 const QUIT_LIMIT: Duration = Duration::from_secs(10);
 /// How long the server is watched after the host exited ("walked away" after this).
 pub const WALK_WINDOW: Duration = Duration::from_secs(3);
-/// A TUI's input is live a moment after its servers are up.
-const SETTLE: Duration = Duration::from_millis(1500);
+/// A TUI's input is live a moment after its servers are up (and its tree has settled: see
+/// [`wait_quiet`]).
+const SETTLE: Duration = Duration::from_millis(500);
 
 /// One run of one path.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -406,10 +407,9 @@ fn one_run(
     let (mut trigger_ns, exit) = quit(&mut l.host, &l.log, path, api);
     let host_exit_ns = exit.as_ref().ok().copied();
     run.failure = exit.err();
-    // Watch the server until it dies or the walk-away window passes.
-    let server_death = ws
-        .as_ref()
-        .and_then(|rx| rx.recv_timeout(WALK_WINDOW + Duration::from_secs(2)).ok());
+    // Watch the server until it dies or the walk-away window, counted from the host's exit
+    // (the moment `quit` returns), passes.
+    let server_death = ws.as_ref().and_then(|rx| rx.recv_timeout(WALK_WINDOW).ok());
     std::thread::sleep(Duration::from_millis(60));
     let take = |rx: &DeathWatch| rx.as_ref().and_then(|r| r.try_recv().ok());
     let (child_death, grand_death) = (take(&wc), take(&wg));
