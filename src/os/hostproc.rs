@@ -169,36 +169,7 @@ impl HostProc {
         }
         let mut child = cmd.spawn()?;
         let host_pid = child.id() as i32;
-        let screen = Arc::new(Mutex::new(Vec::new()));
-        let out: [Option<Box<dyn Read + Send>>; 2] = [
-            child
-                .stdout
-                .take()
-                .map(|o| Box::new(o) as Box<dyn Read + Send>),
-            child
-                .stderr
-                .take()
-                .map(|e| Box::new(e) as Box<dyn Read + Send>),
-        ];
-        for mut stream in out.into_iter().flatten() {
-            let screen = screen.clone();
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 8192];
-                while let Ok(n) = stream.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    if let Ok(mut s) = screen.lock() {
-                        // The last 64 KiB are enough to say why.
-                        s.extend_from_slice(&buf[..n]);
-                        let len = s.len();
-                        if len > 1 << 16 {
-                            s.drain(..len - (1 << 15));
-                        }
-                    }
-                }
-            });
-        }
+        let screen = keep_output(&mut child);
         Ok(Self {
             child,
             host_pid,
@@ -272,6 +243,41 @@ impl Drop for HostProc {
         kill_all(&self.marker, &[]);
         live().retain(|m| m != &self.marker);
     }
+}
+
+/// The last 32–64 KiB a host without a terminal wrote to stdout and stderr, kept as it
+/// comes (a reader thread per stream, ending when the stream does).
+fn keep_output(child: &mut Child) -> Arc<Mutex<Vec<u8>>> {
+    let screen = Arc::new(Mutex::new(Vec::new()));
+    let streams: [Option<Box<dyn Read + Send>>; 2] = [
+        child
+            .stdout
+            .take()
+            .map(|o| Box::new(o) as Box<dyn Read + Send>),
+        child
+            .stderr
+            .take()
+            .map(|e| Box::new(e) as Box<dyn Read + Send>),
+    ];
+    for mut stream in streams.into_iter().flatten() {
+        let screen = screen.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = stream.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                if let Ok(mut s) = screen.lock() {
+                    s.extend_from_slice(&buf[..n]);
+                    let len = s.len();
+                    if len > 1 << 16 {
+                        s.drain(..len - (1 << 15));
+                    }
+                }
+            }
+        });
+    }
+    screen
 }
 
 fn find_child(parent: i32, limit: Duration) -> Option<i32> {

@@ -251,15 +251,29 @@ fn an_unknown_host_lists_the_known_ones() {
 /// `check --real-host`: the user's server under the real host binary, judged by the rules
 /// and reported like any run. `None` when the host cannot be installed (a failure under
 /// CI=true).
-fn under_real_host(test: &str, args: &[&str]) -> Option<(i32, serde_json::Value)> {
+fn under_real_host(
+    test: &str,
+    host: &str,
+    path: &str,
+    server: &[&str],
+) -> Option<(i32, serde_json::Value)> {
     if which("npm").is_none() {
         crate::skip::missing(test, "npm", "not on PATH");
         return None;
     }
     let out = assert_cmd::Command::cargo_bin("mcp-shutdown")
         .unwrap()
-        .args(["check", "--format", "json"])
-        .args(args)
+        .args([
+            "check",
+            "--format",
+            "json",
+            "--real-host",
+            host,
+            "--path",
+            path,
+            "--",
+        ])
+        .args(server)
         .timeout(std::time::Duration::from_secs(600))
         .output()
         .unwrap();
@@ -290,15 +304,9 @@ fn a_server_under_the_real_claude_code_is_judged_by_the_rules() {
     // Exits at end of input, and so at Claude Code's first signal, SIGINT.
     let Some((code, report)) = under_real_host(
         test,
-        &[
-            "--real-host",
-            "claude-code",
-            "--path",
-            "quit-command",
-            "--",
-            "node",
-            "fixtures/tiny/server.js",
-        ],
+        "claude-code",
+        "quit-command",
+        &["node", "fixtures/tiny/server.js"],
     ) else {
         return;
     };
@@ -322,15 +330,9 @@ fn a_server_under_the_real_claude_code_is_judged_by_the_rules() {
     // Leaves `sleep 600` behind: a finding against the server, and nothing left running.
     let Some((code, report)) = under_real_host(
         test,
-        &[
-            "--real-host",
-            "claude-code",
-            "--path",
-            "quit-command",
-            "--",
-            "python3",
-            "fixtures/hostile/leaks_child.py",
-        ],
+        "claude-code",
+        "quit-command",
+        &["python3", "fixtures/hostile/leaks_child.py"],
     ) else {
         return;
     };
