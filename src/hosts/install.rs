@@ -63,7 +63,23 @@ pub fn ensure(
     if dir.join(".installed").is_file() && exe.exists() {
         return Ok((exe, false));
     }
-    let tmp = dir.with_extension("partial");
+    // One install of a release at a time, machine-wide: parallel measurements (tests) of
+    // the same host share its `.partial` directory. The second finds the first's.
+    let parent = dir.parent().unwrap_or(cache);
+    std::fs::create_dir_all(parent).map_err(|e| HostError::io(parent, e))?;
+    // Beside it by its whole name (`with_extension` would cut `@2.1.332` at its last dot).
+    let beside = |suffix: &str| {
+        let mut name = dir.file_name().unwrap_or_default().to_os_string();
+        name.push(suffix);
+        parent.join(name)
+    };
+    let lock_path = beside(".lock");
+    let _lock =
+        crate::os::command::lock_exclusive(&lock_path).map_err(|e| HostError::io(&lock_path, e))?;
+    if dir.join(".installed").is_file() && exe.exists() {
+        return Ok((exe, false));
+    }
+    let tmp = beside(".partial");
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).map_err(|e| HostError::io(&tmp, e))?;
     let spec = format!("{package}@{version}");
