@@ -16,9 +16,9 @@ use super::HostError;
 use crate::os::hostproc::{self, HostProc, Launch};
 
 /// How long a host gets to start its server.
-const START_LIMIT: Duration = Duration::from_secs(40);
+pub(super) const START_LIMIT: Duration = Duration::from_secs(40);
 /// How long a host gets to quit once told.
-const QUIT_LIMIT: Duration = Duration::from_secs(10);
+pub(super) const QUIT_LIMIT: Duration = Duration::from_secs(10);
 /// How long the server is watched after the host exited ("walked away" after this).
 pub const WALK_WINDOW: Duration = Duration::from_secs(3);
 /// A TUI's input is live a moment after its servers are up (and its tree has settled: see

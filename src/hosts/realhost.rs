@@ -16,7 +16,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::catalogue::{Drive, HostSpec, QuitPath};
-use super::measure::{launch, quit_tui, stalled, wait_quiet, Server, WALK_WINDOW};
+use super::measure::{
+    launch, quit_tui, stalled, wait_quiet, Server, QUIT_LIMIT, START_LIMIT, WALK_WINDOW,
+};
 use super::standin::StandIn;
 use super::HostError;
 use crate::config::manifest::Manifest;
@@ -29,8 +31,6 @@ use crate::model::{
 };
 use crate::os::hostproc::{self, HostProc};
 
-/// How long the host gets to start the server.
-const START_LIMIT: Duration = Duration::from_secs(40);
 /// How long a TUI is left up with the server running before the quit: its start-up done.
 const SETTLE: Duration = Duration::from_millis(3000);
 
@@ -217,7 +217,6 @@ fn one_path(
             std::thread::sleep(Duration::from_millis(100));
         }
         wait_quiet(l.host.pid(), Duration::ZERO, START_LIMIT);
-        tree.read(server);
         if death.as_ref().is_some_and(|rx| rx.try_recv().is_ok()) {
             run.failure = Some(Failure::ExitedBeforeQuit);
             let _ = hostproc::kill_all(&l.marker, &[server, l.host.pid()]);
@@ -228,11 +227,7 @@ fn one_path(
         t0 = quit_tui(&mut l.host, quit);
     }
     // Until the host exits, the server's tree is read as it grows (a one-shot's too).
-    let quit_limit = if one_shot {
-        START_LIMIT
-    } else {
-        WALK_WINDOW * 3
-    };
+    let quit_limit = if one_shot { START_LIMIT } else { QUIT_LIMIT };
     let mut host_exit = None;
     let end = Instant::now() + quit_limit;
     while Instant::now() < end {
