@@ -5,11 +5,13 @@
 //! by pidfd, its tree read from `/proc` until the quit, and then: when it exited after the
 //! quit, what it left running, or whether it outlived the host.
 //!
-//! What cannot be seen from outside the server is not claimed. Its signals are invisible,
-//! so its stage is the step of the host's *measured* ladder (the bundled profile of that
-//! quit path) its exit time falls in, and the report says so. Its stdout is the host's, so
-//! the stdout and in-flight rules are not judged. A one-shot command ends its servers on its
-//! own schedule, so there only survival and leftovers are judged.
+//! The signals the server receives are traced (ptrace, [`crate::os::tracer`]), so its stage
+//! is the last step of the host's *measured* ladder (the bundled profile of that quit path)
+//! it was seen to receive, never a time guessed from the quit: a host slow to act under load
+//! must not move the server's stage. A step that cannot be seen (a closed stdin) is placed by
+//! its measured wait after the last step seen. Its stdout is the host's, so the stdout and
+//! in-flight rules are not judged. A one-shot command ends its servers on its own schedule,
+//! so there only survival and leftovers are judged, and so where tracing is refused.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -26,8 +28,9 @@ use crate::config::profiles::{Profile, Profiles};
 use crate::config::scenarios::{build_with, PlumbingOverride};
 use crate::harness::Harness;
 use crate::model::{
-    stage_after, CaseError, Check, ErrorKind, JudgedCase, Leftover, Observation, Outcome,
-    RealHostRun, RuleId, Scenario, ScenarioId, Stage, Status, StepRecord,
+    stage_after, Action, CaseError, Check, ErrorKind, HostSignal, JudgedCase, Leftover,
+    Observation, Outcome, RealHostRun, RuleId, Scenario, ScenarioId, Sender, SignalName, Stage,
+    Status, StepRecord, Target,
 };
 use crate::os::hostproc::{self, HostProc};
 
@@ -74,6 +77,11 @@ pub struct RealRun {
     pub left_running: bool,
     /// Its descendants still running after it exited.
     pub leftovers: Vec<Leftover>,
+    /// The signals it received after the quit, and the signal that ended it, as traced.
+    pub signals: Vec<HostSignal>,
+    pub killed_by: Option<SignalName>,
+    /// Why its signals could not be traced here, if they could not.
+    pub untraced: Option<String>,
     pub failure: Option<Failure>,
     pub wall_ms: f64,
     pub load_avg: Option<f64>,
@@ -191,6 +199,9 @@ fn one_path(
         exited: false,
         left_running: false,
         leftovers: Vec::new(),
+        signals: Vec::new(),
+        killed_by: None,
+        untraced: None,
         failure: None,
         wall_ms: 0.0,
         load_avg: None,
@@ -208,6 +219,9 @@ fn one_path(
     };
     let mut server_cmdline = cmdline_of(server);
     let death = hostproc::watch_death(server);
+    let trace = crate::os::tracer::trace_signals(server)
+        .map_err(|e| run.untraced = Some(format!("ptrace: {e}")))
+        .ok();
     let mut tree = Tree::default();
     let mut t0 = crate::os::mono_ns();
     if let Drive::Tui(quit) = path.drive {
@@ -250,6 +264,34 @@ fn one_path(
         run.exit_ms = died.map(|d| (d as f64 - t0 as f64).max(0.0) / 1e6);
     }
     run.left_running = died.is_none() && host_exit.is_some();
+    if let Some(trace) = trace {
+        let traced = trace.finish_within(if died.is_some() {
+            Duration::from_secs(1)
+        } else {
+            Duration::ZERO
+        });
+        let host_pid = l.host.pid();
+        run.signals = traced
+            .deliveries
+            .iter()
+            .filter(|d| d.at_ns >= t0)
+            .map(|d| HostSignal {
+                signal: d.signal,
+                at_ms: crate::os::ms_between(t0, d.at_ns),
+                from_pid: d.from_pid,
+                from: match d.from_pid {
+                    0 => Sender::Kernel,
+                    p if p == host_pid => Sender::Host,
+                    p if p == server => Sender::Server,
+                    _ => Sender::Other,
+                },
+            })
+            .collect();
+        run.killed_by = match traced.exit {
+            Some(crate::model::ExitStatus::Signal(s)) => Some(s),
+            _ => None,
+        };
+    }
     if died.is_some() {
         std::thread::sleep(settle);
         run.leftovers = tree.still_running(server, &server_cmdline);
@@ -309,7 +351,7 @@ pub fn ladder_offset_ms(profile: &Profile) -> f64 {
 }
 
 /// What one run observed, as a case of `scenario` (the host's measured ladder, begun
-/// `offset_ms` after the quit): the stage is the step of that ladder the exit time falls in.
+/// `offset_ms` after the quit): the stage is the last step of that ladder it reached.
 pub fn observation(
     server: &str,
     run: &RealRun,
@@ -327,30 +369,84 @@ pub fn observation(
         return o;
     }
     o.leftovers = run.leftovers.clone();
-    let mut at = 0.0;
-    let ladder: Vec<StepRecord> = scenario
-        .steps
-        .iter()
-        .map(|s| {
-            let r = StepRecord::new(s.action, at);
-            at += s.wait_ms as f64;
-            r
-        })
-        .collect();
     if run.left_running {
+        let mut at = offset_ms;
         o.stage = Some(Stage::Survived);
-        o.steps = ladder;
-    } else if let (Some(ms), None) = (run.exit_ms, &about_untimed) {
-        let reached = ladder
+        o.steps = scenario
+            .steps
             .iter()
-            .filter(|s| s.at_ms + offset_ms <= ms)
-            .count()
-            .max(1);
-        o.steps = ladder[..reached].to_vec();
+            .map(|s| {
+                let r = StepRecord::new(s.action, at);
+                at += s.wait_ms as f64;
+                r
+            })
+            .collect();
+    } else if let (Some(ms), None) = (run.exit_ms, &about_untimed) {
+        o.steps = reached(scenario, &run.signals, run.killed_by, ms, offset_ms);
         o.stage = o.steps.last().map(|s| stage_after(&s.action));
         o.exit_ms = Some(ms);
     }
     o
+}
+
+/// The signal a step of a ladder delivers to the server itself, so that the trace sees it.
+fn seen_as(action: &Action) -> Option<SignalName> {
+    match action {
+        Action::Signal {
+            signal,
+            to: Target::Process | Target::Group,
+        } => Some(*signal),
+        _ => None,
+    }
+}
+
+/// The steps of `scenario`'s ladder the server reached before it exited `exit_ms` after the
+/// quit: up to the last whose signal it was seen to receive (a SIGKILL is seen as what ended
+/// it), then any that cannot be seen (a closed stdin, a signal to its children) whose measured
+/// wait after the step before had passed. Each step at its traced time, or else that wait
+/// after the one before (the first `offset_ms` after the quit).
+fn reached(
+    scenario: &Scenario,
+    signals: &[HostSignal],
+    killed_by: Option<SignalName>,
+    exit_ms: f64,
+    offset_ms: f64,
+) -> Vec<StepRecord> {
+    let steps = &scenario.steps;
+    let mut at: Vec<Option<f64>> = vec![None; steps.len()];
+    let mut last: Option<usize> = None;
+    let mut see = |signal: SignalName, when: f64, last: &mut Option<usize>| {
+        let from = last.map_or(0, |l| l + 1);
+        if let Some(j) = (from..steps.len()).find(|&j| seen_as(&steps[j].action) == Some(signal)) {
+            *last = Some(j);
+            at[j] = Some(when);
+        }
+    };
+    // A signal the server sent itself (Node re-raises SIGINT after its handler) is no step.
+    for s in signals
+        .iter()
+        .filter(|s| s.at_ms <= exit_ms && s.from != Sender::Server)
+    {
+        see(s.signal, s.at_ms, &mut last);
+    }
+    if killed_by == Some(SignalName::Kill) {
+        see(SignalName::Kill, exit_ms, &mut last);
+    }
+    let mut upto = last.map_or(1, |l| l + 1);
+    let mut out = Vec::new();
+    let mut next_at = offset_ms;
+    for (j, step) in steps.iter().enumerate() {
+        let when = at[j].unwrap_or(next_at);
+        if j >= upto {
+            if seen_as(&step.action).is_some() || when > exit_ms {
+                break;
+            }
+            upto = j + 1;
+        }
+        out.push(StepRecord::new(step.action, when));
+        next_at = when + step.wait_ms as f64;
+    }
+    out
 }
 
 /// The checks of a run under a real host: only the rules it can judge, and for a server
@@ -375,6 +471,11 @@ pub fn keep_judged(checks: Vec<Check>, run: &RealRun, untimed: Option<&str>) -> 
 
 /// Why a run's exit cannot be placed in its profile's ladder, if it cannot.
 fn untimed(run: &RealRun, profile: &Profile) -> Option<String> {
+    if let Some(why) = &run.untraced {
+        return Some(format!(
+            "its signals could not be traced here ({why}), and its stage is only what it was seen to receive"
+        ));
+    }
     if run.one_shot {
         return Some(
             "a one-shot command ends its servers on its own schedule, so its end cannot be timed \
@@ -399,10 +500,28 @@ pub fn scenario_of(profile: &Profile) -> ScenarioId {
 
 /// A judged case's note under a real host, before what the ending costs.
 pub fn note(about: &RealHostRun, name: &str, rest: Option<String>) -> String {
+    let got = if about.signals.is_empty() {
+        "no signal".to_string()
+    } else {
+        about
+            .signals
+            .iter()
+            .map(|s| {
+                let from = match s.from {
+                    Sender::Host => "the host".to_string(),
+                    Sender::Kernel => "the kernel".to_string(),
+                    Sender::Server => "itself".to_string(),
+                    Sender::Other => format!("pid {}", s.from_pid),
+                };
+                format!("{} at +{:.0} ms from {from}", s.signal, s.at_ms)
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let timing = match &about.untimed {
         Some(_) => "its end is not placed in the ladder".to_string(),
         None => format!(
-            "stage from its ladder as measured on {}",
+            "received {got}; stage on its ladder as measured on {}",
             about.ladder_measured_on
         ),
     };
@@ -468,6 +587,7 @@ pub fn judge(
                 .as_ref()
                 .map_or_else(String::new, |m| m.version.clone()),
             untimed: untimed(run, profile),
+            signals: run.signals.clone(),
         };
         let name = format!("{}.{}", server.name, run.trigger);
         let offset = ladder_offset_ms(profile);
@@ -519,6 +639,7 @@ mod tests {
             trigger: "quit-command".into(),
             ladder_measured_on: "0.24.4".into(),
             untimed: untimed.then(|| "a one-shot command".into()),
+            signals: Vec::new(),
         }
     }
 
@@ -530,34 +651,99 @@ mod tests {
             exited: exit_ms.is_some(),
             left_running,
             leftovers: Vec::new(),
+            signals: Vec::new(),
+            killed_by: None,
+            untraced: None,
             failure: None,
             wall_ms: 1.0,
             load_avg: None,
         }
     }
 
+    fn sig(signal: SignalName, at_ms: f64) -> HostSignal {
+        HostSignal {
+            signal,
+            at_ms,
+            from_pid: 7,
+            from: Sender::Host,
+        }
+    }
+
     #[test]
-    fn the_stage_is_the_step_of_the_measured_ladder_the_exit_falls_in() {
+    fn the_stage_is_the_last_step_whose_signal_the_server_was_seen_to_receive() {
+        // Claude Code: SIGINT, ~100 ms, SIGTERM, ~400 ms, SIGKILL, all to the pid.
+        let s = scenario("claude-code");
+        let mut r = run(Some(900.0), false);
+        // A host slow to act under load: its SIGINT 850 ms after the quit, the exit at once.
+        // By time alone that would be past the SIGTERM; it is the SIGINT that ended it.
+        r.signals = vec![sig(SignalName::Int, 850.0)];
+        // Re-raised by the server itself: no step of the host's.
+        r.signals.push(HostSignal {
+            from: Sender::Server,
+            ..sig(SignalName::Term, 851.0)
+        });
+        let o = observation("srv", &r, &s, 0.0, about(false));
+        assert_eq!(o.stage, Some(Stage::Sigint));
+        assert_eq!(o.steps.len(), 1);
+        assert_eq!(o.steps[0].at_ms, 850.0);
+        r.signals = vec![sig(SignalName::Int, 850.0), sig(SignalName::Term, 880.0)];
+        let o = observation("srv", &r, &s, 0.0, about(false));
+        assert_eq!(o.stage, Some(Stage::Sigterm));
+        // Killed: the SIGKILL is seen as its end.
+        r.killed_by = Some(SignalName::Kill);
+        let o = observation("srv", &r, &s, 0.0, about(false));
+        assert_eq!(o.stage, Some(Stage::Sigkill));
+        assert_eq!(o.steps.len(), 3);
+        // A signal after the exit, or one the ladder lacks, places nothing.
+        r.killed_by = None;
+        r.signals = vec![
+            sig(SignalName::Other(17), 10.0),
+            sig(SignalName::Term, 950.0),
+        ];
+        let o = observation("srv", &r, &s, 0.0, about(false));
+        assert_eq!(o.stage, Some(Stage::Sigint));
+        let o = observation("srv", &run(None, true), &s, 0.0, about(false));
+        assert_eq!(o.stage, Some(Stage::Survived));
+        assert!(o.real_host.is_some());
+    }
+
+    #[test]
+    fn a_step_that_cannot_be_seen_is_placed_by_its_measured_wait_after_the_last_seen() {
         // Qwen Code: stdin closed, ~2 s, SIGTERM, then its pipes close.
         let s = scenario("qwen-code");
         let o = observation("srv", &run(Some(40.0), false), &s, 0.0, about(false));
         assert_eq!(o.stage, Some(Stage::Eof));
-        let o = observation("srv", &run(Some(2030.0), false), &s, 0.0, about(false));
+        let mut r = run(Some(2860.0), false);
+        r.signals = vec![sig(SignalName::Term, 2850.0)];
+        let o = observation("srv", &r, &s, 111.0, about(false));
         assert_eq!(o.stage, Some(Stage::Sigterm));
         assert_eq!(o.steps.len(), 2);
-        let o = observation("srv", &run(None, true), &s, 0.0, about(false));
-        assert_eq!(o.stage, Some(Stage::Survived));
-        assert!(o.real_host.is_some());
-        // Its ladder begins ~111 ms after the quit (measured): an exit 2127 ms after the quit
-        // came 2016 ms into it, after the SIGTERM and before its pipes closed.
+        assert_eq!(o.steps[0].at_ms, 111.0);
+        // No SIGTERM seen: it ended at its closed stdin however late (the host's SIGTERM
+        // never reached it).
+        let o = observation("srv", &run(Some(5000.0), false), &s, 111.0, about(false));
+        assert_eq!(o.stage, Some(Stage::Eof));
+        // Its ladder begins ~111 ms after the quit (measured).
         let qwen = Profiles::bundled();
         let offset = ladder_offset_ms(
             qwen.get(&"qwen-code".to_string().try_into().unwrap())
                 .unwrap(),
         );
         assert_eq!(offset, 111.0);
-        let o = observation("srv", &run(Some(2127.0), false), &s, offset, about(false));
-        assert_eq!(o.stage, Some(Stage::Sigterm));
+    }
+
+    #[test]
+    fn signals_that_could_not_be_traced_leave_the_end_unplaced() {
+        let profiles = Profiles::bundled();
+        let mut r = run(Some(40.0), false);
+        r.untraced = Some("ptrace: Operation not permitted".into());
+        let why = untimed(
+            &r,
+            profiles
+                .get(&"qwen-code".to_string().try_into().unwrap())
+                .unwrap(),
+        );
+        assert!(why.is_some_and(|w| w.contains("could not be traced")));
     }
 
     #[test]

@@ -488,7 +488,8 @@ pub struct Observation {
 }
 
 /// A case run under a real host (`check --real-host`): the host ran the server and its own
-/// ladder; the harness only quit the host and watched the server's tree from outside.
+/// ladder; the harness quit the host, traced the signals the server received and watched its
+/// tree from outside.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RealHostRun {
     /// The host's id (`claude-code`), its npm package and the version that ran.
@@ -497,14 +498,45 @@ pub struct RealHostRun {
     pub version: String,
     /// The quit path (`quit-command`, `ctrl-d`, `mcp-list`, ...).
     pub trigger: String,
-    /// The release the profile's ladder was measured on: the stage is the step of that
-    /// ladder the exit time falls in (a server's signals cannot be seen from outside it).
+    /// The release the profile's ladder was measured on: the stage is the last step of that
+    /// ladder whose signal the server was seen to receive (or was killed by); a step it
+    /// cannot be seen to receive (a closed stdin) is placed by its measured wait after the
+    /// last step seen.
     pub ladder_measured_on: String,
     /// Why the exit was not placed in the ladder, so that only survival and leftovers are
     /// judged: a one-shot command ends its servers on its own schedule (no quit to time from),
-    /// or the ladder did not reproduce across its measured runs.
+    /// the ladder did not reproduce across its measured runs, or the server's signals could
+    /// not be traced here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub untimed: Option<String>,
+    /// The signals the server received after the quit, as traced, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub signals: Vec<HostSignal>,
+}
+
+/// A signal the server received under a real host.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HostSignal {
+    pub signal: SignalName,
+    /// When, after the quit (ms).
+    pub at_ms: f64,
+    /// Its sender's pid (0: the kernel, e.g. a closed terminal's SIGHUP).
+    pub from_pid: i32,
+    pub from: Sender,
+}
+
+/// Who sent a signal the server received.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Sender {
+    /// The host process.
+    Host,
+    /// The kernel (a closed terminal's SIGHUP, a broken pipe's SIGPIPE).
+    Kernel,
+    /// The server itself (a runtime re-raising a signal after its handler, as Node does).
+    Server,
+    /// Any other process (a host's helper, the server's own children).
+    Other,
 }
 
 fn is_zero(n: &u64) -> bool {

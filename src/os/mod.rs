@@ -2,7 +2,8 @@
 //! scheduling classes. Linux only; every `unsafe` block says why it is sound.
 //!
 //! nix is the OS layer; rustix is kept for `pidfd_open` and `pidfd_send_signal`, which nix
-//! does not wrap, and libc for `sched_setscheduler`/`setpriority`, which neither wraps.
+//! does not wrap, libc for `sched_setscheduler`/`setpriority`, which neither wraps, and for ptrace
+//! (nix's types cannot carry real-time signals).
 //! `docs/ARCHITECTURE.md` says what another platform would put behind the same functions.
 
 pub mod clock;
@@ -19,6 +20,7 @@ pub mod sched;
 pub mod signals;
 pub mod spawn;
 pub mod terminal;
+pub mod tracer;
 pub mod tree;
 
 pub use clock::{mono_ns, ms_between};

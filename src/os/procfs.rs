@@ -77,6 +77,15 @@ pub fn all_processes() -> Vec<ProcInfo> {
     pids().into_iter().filter_map(proc_info).collect()
 }
 
+/// The thread ids of `pid` (its tasks).
+pub fn threads(pid: i32) -> Vec<i32> {
+    let Ok(dir) = fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .collect()
+}
+
 /// The live children of `parent`.
 pub fn children(parent: i32) -> Vec<ProcInfo> {
     all_processes()

@@ -290,9 +290,37 @@ fn under_real_host(
         crate::skip::missing(test, "npm", &format!("the host did not install: {stderr}"));
         return None;
     }
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+    let mut report: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: exit {code}, stderr:\n{stderr}"));
+    report["stderr"] = stderr.into();
     Some((code, report))
+}
+
+/// What a failed assertion needs to say about a real-host run, in a few lines (a whole
+/// report is cut off in CI's log): each case's stage, error, signals and checks, and what
+/// the command printed.
+fn brief(code: i32, report: &serde_json::Value) -> String {
+    let mut out = format!("exit {code}\n");
+    for c in report["results"].as_array().into_iter().flatten() {
+        let checks: Vec<String> = c["checks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|k| format!("{}={}", k["id"], k["status"]))
+            .collect();
+        out += &format!(
+            "{} stage={} exit_ms={} error={} signals={} leftovers={} note={}\n  {}\n",
+            c["server"],
+            c["stage"],
+            c["exit_ms"],
+            c["error"],
+            c["real_host"]["signals"],
+            c["leftovers"],
+            c["note"],
+            checks.join(" ")
+        );
+    }
+    out + "stderr:\n" + report["stderr"].as_str().unwrap_or("")
 }
 
 fn status_of<'a>(case: &'a serde_json::Value, rule: &str) -> &'a str {
@@ -317,11 +345,15 @@ fn a_server_under_the_real_claude_code_is_judged_by_the_rules() {
     ) else {
         return;
     };
-    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(code, 0, "{}", brief(code, &report));
     let case = &report["results"][0];
     assert_eq!(case["scenario"], "close:claude-code", "{case:#}");
     assert_eq!(case["real_host"]["trigger"], "quit-command", "{case:#}");
     assert_eq!(case["stage"], "sigint", "{case:#}");
+    // Seen, not guessed from the time: the host's own SIGINT.
+    let first = &case["real_host"]["signals"][0];
+    assert_eq!(first["signal"], "SIGINT", "{case:#}");
+    assert_eq!(first["from"], "host", "{case:#}");
     assert_eq!(
         status_of(case, "process-no-leaked-descendants"),
         "SUCCESS",
@@ -343,7 +375,7 @@ fn a_server_under_the_real_claude_code_is_judged_by_the_rules() {
     ) else {
         return;
     };
-    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(code, 1, "{}", brief(code, &report));
     let case = &report["results"][0];
     assert_eq!(
         status_of(case, "process-no-leaked-descendants"),
