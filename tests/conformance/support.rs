@@ -3,7 +3,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use mcp_shutdown_conformance::internals::with_env;
-use mcp_shutdown_conformance::model::{JudgedCase, PlumbingOverride};
+use mcp_shutdown_conformance::model::{stage_after, JudgedCase, PlumbingOverride, Stage, SLICE_MS};
 use mcp_shutdown_conformance::{manifest, Case, Harness};
 use serde_json::{json, Value};
 
@@ -101,13 +101,41 @@ pub fn classes(r: &JudgedCase) -> Value {
     json!({
         "server": r.server,
         "scenario": r.scenario,
-        "stage": r.stage,
+        "stage": stage_class(r),
         "exit_status": if racy { None } else { r.exit_status },
         "error": r.error.as_ref().map(|e| e.kind),
         "checks": checks,
         "leftovers": r.leftover_count(),
         "stdout_violation": r.stdout.first_violation.as_ref().map(|v| v.kind),
     })
+}
+
+/// The stage as a class. A host that waits less than one accounting slice (50 ms) before
+/// its next step (Codex's `exec` SIGKILLs 4–41 ms after its SIGTERM) races the server's
+/// exit: own-time accounting cannot tell a server that needed the next step from a machine
+/// that was busy, so either stage is what the host can do to it, and the class is the race
+/// (`sigterm|sigkill`); the verdicts are classes as ever.
+fn stage_class(r: &JudgedCase) -> Value {
+    let (Some(stage), Some(ladder)) = (r.stage, r.ladder.as_ref()) else {
+        return json!(r.stage);
+    };
+    let name = |s: Stage| json!(s).as_str().unwrap_or_default().to_string();
+    for j in 1..ladder.steps.len() {
+        let wait = ladder.steps[j - 1].wait_ms;
+        if wait == 0 || wait >= SLICE_MS {
+            continue;
+        }
+        let after = stage_after(&ladder.steps[j].action);
+        let before = ladder.steps[..j]
+            .iter()
+            .map(|s| stage_after(&s.action))
+            .rfind(|s| *s != Stage::Eof)
+            .unwrap_or(Stage::Eof);
+        if before != after && (stage == before || stage == after) {
+            return json!(format!("{}|{}", name(before), name(after)));
+        }
+    }
+    json!(stage)
 }
 
 /// Snapshot name for a case: stable and file-name safe.
