@@ -39,14 +39,18 @@ def phase(name):
     return float(m.group(1)) if m else float("nan")
 install, run = phase("install"), phase("run")
 cases = rep["results"]
-walls = [r.get("wall_ms", 0.0) for r in cases]
+# A case run --repeat N times: its wall time is every run's (its timing is already the sum).
+def wall(r):
+    runs = (r.get("repeat") or {}).get("runs") or []
+    return sum(x.get("wall_ms", 0.0) for x in runs) if runs else r.get("wall_ms", 0.0)
+walls = [wall(r) for r in cases]
 servers = {r["server"] for r in cases}
 cpu = float(user) + float(sys_)
 print(f"{len(servers)} servers, {len(cases)} cases on {cpus} CPUs")
 print(f"install phase           {install:9.1f} s")
 print(f"run phase               {run:9.1f} s")
 print(f"sum of case times       {sum(walls) / 1000:9.1f} s  ({sum(walls) / 1000 / run:.1f}x overlap in the run phase)")
-print(f"longest case            {max(walls) / 1000:9.1f} s")
+print(f"longest case            {max(walls) / 1000:9.1f} s  (all its runs)")
 print(f"CPU time (user+sys)     {cpu:9.1f} s  (user {float(user):.1f}, sys {float(sys_):.1f}; {cpu / wall / cpus:.0%} of {cpus} CPUs over the wall time)")
 print(f"wall, whole command     {wall:9.1f} s")
 # The run phase against its floor: the cases' own CPU (each supervisor's and its reaped
@@ -56,7 +60,7 @@ timed = [r.get("timing") or {} for r in cases]
 case_cpu = sum(t.get("cpu_ms", 0.0) for t in timed) / 1000
 per_server = {}
 for r, t in zip(cases, timed):
-    per_server[r["server"]] = per_server.get(r["server"], 0.0) + (r.get("wall_ms", 0.0) - t.get("token_wait_ms", 0.0)) / 1000
+    per_server[r["server"]] = per_server.get(r["server"], 0.0) + (wall(r) - t.get("token_wait_ms", 0.0)) / 1000
 serial = max(per_server.values(), default=0.0)
 floor = max(case_cpu / cpus, serial)
 print(f"cases' own CPU          {case_cpu:9.1f} s  ({case_cpu / run / cpus:.0%} of {cpus} CPUs over the run phase: its CPU utilisation)")

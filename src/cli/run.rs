@@ -195,13 +195,7 @@ fn no_verdict_lines(report: &Report) -> Vec<String> {
 fn time_summary(report: &Report, wall: std::time::Duration) -> String {
     let mut sum = crate::model::CaseTiming::default();
     for t in report.results.iter().filter_map(|r| r.timing) {
-        // Cases of one fixture wait for its one setup together: the longest wait is its cost.
-        sum.setup_ms = sum.setup_ms.max(t.setup_ms);
-        sum.token_wait_ms += t.token_wait_ms;
-        sum.token_held_ms += t.token_held_ms;
-        sum.startup_ms += t.startup_ms;
-        sum.grace_ms += t.grace_ms;
-        sum.observe_ms += t.observe_ms;
+        sum.absorb(&t);
     }
     let s = |ms: f64| format!("{:.1} s", ms / 1000.0);
     let n = report.results.len();

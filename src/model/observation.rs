@@ -396,7 +396,8 @@ pub struct Diagnostics {
 
 /// Where one case's time went, for the run's time summary and benchmarks; never judged.
 /// The phases follow each other: setup, waiting for a CPU token, start-up, the ending's
-/// ladder, and what comes after it.
+/// ladder, and what comes after it. A case run `--repeat N` times carries the sum over its
+/// runs (what the case cost), not one run's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CaseTiming {
     /// The fixture's setup (`npm ci`, a build), when this case ran it or waited for it.
@@ -416,6 +417,20 @@ pub struct CaseTiming {
     /// reaped: what the case cost the machine, for a run's floor.
     #[serde(default)]
     pub cpu_ms: f64,
+}
+
+impl CaseTiming {
+    /// Adds `other`'s time to this one: every phase is summed, except the setup, which
+    /// cases (or runs) of one fixture wait for together, so the longest wait is its cost.
+    pub fn absorb(&mut self, other: &CaseTiming) {
+        self.setup_ms = self.setup_ms.max(other.setup_ms);
+        self.token_wait_ms += other.token_wait_ms;
+        self.token_held_ms += other.token_held_ms;
+        self.startup_ms += other.startup_ms;
+        self.grace_ms += other.grace_ms;
+        self.observe_ms += other.observe_ms;
+        self.cpu_ms += other.cpu_ms;
+    }
 }
 
 /// The outcome of one server × scenario case, as measured (before judging).

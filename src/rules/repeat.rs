@@ -104,7 +104,13 @@ pub fn aggregate(mut runs: Vec<JudgedCase>) -> JudgedCase {
         })
         .unwrap_or(0);
     let n = runs.len();
+    // What the case cost is every run's time, not the worst run's alone.
+    let timing = runs.iter().filter_map(|r| r.timing).reduce(|mut a, b| {
+        a.absorb(&b);
+        a
+    });
     let mut case = runs.swap_remove(worst);
+    case.timing = timing;
     let others: Vec<JudgedCase> = runs;
     for c in &mut case.checks {
         let Some(counts) = per_rule.get(&c.id).filter(|m| m.len() > 1) else {
@@ -162,6 +168,25 @@ mod tests {
         let l = r.latency_ms.unwrap();
         assert_eq!((l.n, l.min, l.median, l.max), (3, 12.0, 18.0, 30.0));
         assert!(c.checks.iter().all(|c| !c.message.starts_with("flaky")));
+    }
+
+    #[test]
+    fn a_repeated_case_costs_every_run() {
+        let runs: Vec<JudgedCase> = [(1000.0, 5.0), (300.0, 7.0)]
+            .iter()
+            .map(|&(cpu_ms, setup_ms)| {
+                let mut r = result("s", "close", Stage::Eof, 12.0);
+                r.observation.timing = Some(crate::model::CaseTiming {
+                    cpu_ms,
+                    setup_ms,
+                    startup_ms: 100.0,
+                    ..Default::default()
+                });
+                r
+            })
+            .collect();
+        let t = aggregate(runs).timing.unwrap();
+        assert_eq!((t.cpu_ms, t.startup_ms, t.setup_ms), (1300.0, 200.0, 7.0));
     }
 
     #[test]
