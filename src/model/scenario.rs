@@ -305,18 +305,29 @@ impl Scenario {
     /// Whether the ladder's first action that reaches the server closes its stdin (a signal
     /// to its children alone comes before, and is not the server's ending).
     pub fn closes_stdin(&self) -> bool {
-        self.steps
-            .iter()
-            .find(|s| {
-                !matches!(
-                    s.action,
-                    Action::Signal {
-                        to: Target::Children,
-                        ..
-                    }
-                )
-            })
+        self.first_reaching()
             .is_some_and(|s| s.action.closes_stdin())
+    }
+
+    /// Whether the end-of-file that starts the ending is given time of its own: `false` when
+    /// the next action follows it at once (`wait_ms = 0`: a host whose exit closes the pipes
+    /// and signals the server together), so the server's answer to EOF cannot be told apart.
+    pub fn eof_comes_alone(&self) -> bool {
+        self.closes_stdin() && self.first_reaching().is_some_and(|s| s.wait_ms > 0)
+    }
+
+    /// The ladder's first step that reaches the server (a signal to its children alone does
+    /// not).
+    fn first_reaching(&self) -> Option<&Step> {
+        self.steps.iter().find(|s| {
+            !matches!(
+                s.action,
+                Action::Signal {
+                    to: Target::Children,
+                    ..
+                }
+            )
+        })
     }
 
     /// The ending whose rules judge this one (`close:java` → `close`).

@@ -58,6 +58,8 @@ pub enum Finding {
     },
     /// This client never closes stdin: the EOF rule does not apply.
     NeverClosesStdin,
+    /// This client signals the server as it closes stdin: the EOF rule cannot be judged.
+    EofNotAlone,
     /// Ended before SIGKILL.
     BeforeSigkill {
         stage: Option<Stage>,
@@ -172,8 +174,8 @@ impl Finding {
             | ServerRequests { .. }
             | InflightDropped
             | SignalledAncestor { .. } => Outcome::Fail,
-            NeverClosesStdin | EveryServerSignalled | NeverEnded | ServerNeverExited
-            | NothingInFlight => Outcome::NotApplicable,
+            NeverClosesStdin | EofNotAlone | EveryServerSignalled | NeverEnded
+            | ServerNeverExited | NothingInFlight => Outcome::NotApplicable,
         }
     }
 }

@@ -13,6 +13,9 @@ pub fn stdio_exit_on_eof(o: &Observation, cx: &Context) -> Finding {
     if !cx.scenario.closes_stdin() {
         return Finding::NeverClosesStdin;
     }
+    if !cx.scenario.eof_comes_alone() {
+        return Finding::EofNotAlone;
+    }
     prompt_after(o, cx, Stage::Eof)
 }
 

@@ -424,6 +424,35 @@ mod tests {
     }
 
     #[test]
+    fn a_host_that_signals_as_it_closes_stdin_does_not_judge_eof() {
+        // Goose's exit closes the pipes and sends the parent-death SIGTERM together: a
+        // server that exits on EOF in 8 ms is still ended by the signal.
+        let r = case("close:goose-quit", Some(Stage::Sigterm), Some(1.0));
+        let checks = judge_full(&r, "2026-07-28");
+        let eof = checks
+            .iter()
+            .find(|c| c.id == RuleId::StdioExitOnEof)
+            .unwrap();
+        assert_eq!(eof.status, Status::Skipped);
+        assert!(eof.message.contains("end-of-file alone"), "{}", eof.message);
+        // The bundled ladders that give EOF its own wait keep the rule.
+        for id in [
+            "close",
+            "close:vscode-quit",
+            "close:goose",
+            "close:gemini-cli-sigkill",
+        ] {
+            let r = case(id, Some(Stage::Sigterm), Some(2004.0));
+            let status = judge(&r, "2026-07-28")
+                .into_iter()
+                .find(|(i, _)| *i == RuleId::StdioExitOnEof)
+                .unwrap()
+                .1;
+            assert_eq!(status, Status::Warning, "{id}");
+        }
+    }
+
+    #[test]
     fn no_handshake_is_not_testable_at_rule_severity() {
         let r = Observation::failed(
             "s",

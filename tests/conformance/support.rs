@@ -114,7 +114,9 @@ pub fn classes(r: &JudgedCase) -> Value {
 /// its next step (Codex's `exec` SIGKILLs 4–41 ms after its SIGTERM) races the server's
 /// exit: own-time accounting cannot tell a server that needed the next step from a machine
 /// that was busy, so either stage is what the host can do to it, and the class is the race
-/// (`sigterm|sigkill`); the verdicts are classes as ever.
+/// (`sigterm|sigkill`); the verdicts are classes as ever. So is a signal that comes with
+/// the end-of-file (a zero wait after the stdin closes: Goose's exit closes the pipes and
+/// sends the parent-death SIGTERM together): `eof|sigterm`.
 fn stage_class(r: &JudgedCase) -> Value {
     let (Some(stage), Some(ladder)) = (r.stage, r.ladder.as_ref()) else {
         return json!(r.stage);
@@ -122,15 +124,15 @@ fn stage_class(r: &JudgedCase) -> Value {
     let name = |s: Stage| json!(s).as_str().unwrap_or_default().to_string();
     for j in 1..ladder.steps.len() {
         let wait = ladder.steps[j - 1].wait_ms;
-        if wait == 0 || wait >= SLICE_MS {
-            continue;
-        }
         let after = stage_after(&ladder.steps[j].action);
         let before = ladder.steps[..j]
             .iter()
             .map(|s| stage_after(&s.action))
             .rfind(|s| *s != Stage::Eof)
             .unwrap_or(Stage::Eof);
+        if wait >= SLICE_MS || (wait == 0 && before != Stage::Eof) {
+            continue;
+        }
         if before != after && (stage == before || stage == after) {
             return json!(format!("{}|{}", name(before), name(after)));
         }
