@@ -384,6 +384,8 @@ mod tests {
                     (Sigkill, Tree, 2_000),
                 ],
             ),
+            // MainThreadMcp.dispose(): no $stopMcp; the extension host's exit closes the pipes.
+            ("vscode-quit", &[(ClosePipes, Process, 5_000)]),
             // Measured (codex 0.171.0): the TUI leaves the server to its app-server daemon.
             ("codex", &[(Nothing, Process, 5_000)]),
             // Measured: `codex exec` SIGKILLs tens of ms after the group's SIGTERM (the 2 s
@@ -482,6 +484,11 @@ mod tests {
                 "goose",
                 &[(CloseStdin, Process, 3_000), (Sigkill, Process, 2_000)],
             ),
+            // The runtime drops rmcp's close; the exit closes the pipes, PR_SET_PDEATHSIG SIGTERM.
+            (
+                "goose-quit",
+                &[(ClosePipes, Process, 0), (Sigterm, Process, 5_000)],
+            ),
             // typescript-sdk 1.23.0 close(): abortController.abort() = SIGTERM, nothing else.
             ("ts-legacy", &[(Sigterm, Process, 5_000)]),
             // MCPConnection.ts: the SDK 1.29.0 ladder (stdin end, 2 s, SIGTERM, 2 s, SIGKILL).
@@ -514,8 +521,6 @@ mod tests {
             ),
             // Measured: killed, it closes the socketpairs and sends nothing.
             ("claude-code-sigkill", &[(ClosePipes, Process, 5_000)]),
-            // #16744: SIGKILL without closing stdin.
-            ("claude-code-legacy", &[(Sigkill, Process, 2_000)]),
             // posit-dev/mcptools #19: closes the pipes, sends nothing.
             ("claude-desktop", &[(ClosePipes, Process, 5_000)]),
         ];

@@ -11,8 +11,9 @@ use rstest::rstest;
 use crate::support::{classes, run, run_with, snapshot_name};
 
 /// Every host profile, as literals (rstest needs them); tied to the catalogue below.
-const HOSTS: [&str; 27] = [
+const HOSTS: [&str; 28] = [
     "vscode",
+    "vscode-quit",
     "codex",
     "codex-exec",
     "gemini-cli",
@@ -32,12 +33,12 @@ const HOSTS: [&str; 27] = [
     "zed",
     "zed-legacy",
     "goose",
+    "goose-quit",
     "ts-legacy",
     "continue",
     "claude-code",
     "claude-code-terminal-closed",
     "claude-code-sigkill",
-    "claude-code-legacy",
     "claude-desktop",
 ];
 
@@ -46,6 +47,7 @@ fn reference_server_under_host_profile(
     #[files("conformance/servers/node-1.30.0-*.toml")] manifest: PathBuf,
     #[values(
         "close:vscode",
+        "close:vscode-quit",
         "close:codex",
         "close:codex-exec",
         "close:gemini-cli",
@@ -65,12 +67,12 @@ fn reference_server_under_host_profile(
         "close:zed",
         "close:zed-legacy",
         "close:goose",
+        "close:goose-quit",
         "close:ts-legacy",
         "close:continue",
         "close:claude-code",
         "close:claude-code-terminal-closed",
         "close:claude-code-sigkill",
-        "close:claude-code-legacy",
         "close:claude-desktop"
     )]
     scenario: &str,
