@@ -278,15 +278,18 @@ fn walked_away(f: &RunFacts, plumb: &Plumbing) -> String {
 /// Deliveries this close together happened at once: their order is not observable.
 const AT_ONCE_MS: f64 = 2.0;
 
+/// The SIGKILL comes last: it is only ever inferred from the server's death, which comes
+/// after anything the server lived to log (a SIGTERM logged 1.5 ms before the death was
+/// delivered first, however late its line was written).
 fn rank(action: &str) -> u8 {
     match action {
-        "sigkill" => 0,
         "sigterm" => 1,
         "sigint" => 2,
         "sighup" => 3,
         "sigquit" => 4,
         "close-stdin" => 5,
         "close-pipes" => 6,
+        "sigkill" => 8,
         _ => 7,
     }
 }
@@ -398,6 +401,38 @@ mod tests {
         assert_eq!(r.plumbing.via, "direct");
         assert!(r.walked_away.is_none());
         assert_eq!(r.deliveries[0].at_ms, 50.0);
+    }
+
+    #[test]
+    fn a_death_comes_after_what_the_server_logged_at_once_before_it() {
+        // Copilot CLI's `-p`: SIGTERM, then SIGKILL ~1.5 ms later (the death is stamped
+        // when the pidfd reads, the signal when the recorder logged it).
+        let log = [
+            line(1, "server", 10, "start", ",\"ppid\":5,\"pgid\":4,\"sid\":3"),
+            line(
+                354,
+                "server",
+                10,
+                "signal",
+                ",\"signo\":15,\"name\":\"SIGTERM\",\"si_pid\":5",
+            ),
+        ]
+        .join("\n");
+        let facts = RunFacts {
+            events: parse_log(&log),
+            host_pid: 5,
+            trigger_ns: 0,
+            server_death_ns: Some(355_000_000),
+            ..Default::default()
+        };
+        let r = read_run(&facts);
+        assert_eq!(
+            shape(&r),
+            [
+                ("sigterm".into(), "process".into()),
+                ("sigkill".into(), "process".into())
+            ]
+        );
     }
 
     #[test]

@@ -318,7 +318,16 @@ fn quit(
             };
             wait_for(log, START_LIMIT, ready);
             wait_quiet(host.pid(), SETTLE, START_LIMIT);
-            trigger_ns = quit_tui(host, quit);
+            let from = crate::os::mono_ns();
+            // Anything the recorder logs from now on is the host ending its session.
+            let began = || {
+                let text = std::fs::read_to_string(log).unwrap_or_default();
+                analyze::parse_log(&text).iter().any(|e| {
+                    e.t_ns >= from
+                        && matches!(e.ev.as_str(), "signal" | "stdin_eof" | "stdout_unwritable")
+                })
+            };
+            trigger_ns = quit_tui(host, quit, &began);
             QUIT_LIMIT
         }
     };
@@ -414,9 +423,9 @@ fn one_run(
     let take = |rx: &DeathWatch| rx.as_ref().and_then(|r| r.try_recv().ok());
     let (child_death, grand_death) = (take(&wc), take(&wg));
     let parent_outlived_host = host_exit_ns.is_some()
-        && rec.parent.is_some_and(|p| {
-            p != host_pid && crate::os::procfs::proc_info(p).is_some_and(|i| !i.is_zombie())
-        });
+        && rec
+            .parent
+            .is_some_and(|p| p != host_pid && alive_after(p, PARENT_SETTLE));
     run.daemons = daemons_left(&l, &recorder_pids);
     let mut events = read_events(&l.log);
     if matches!(path.drive, Drive::OneShot(_)) {
@@ -528,6 +537,34 @@ pub fn summary(run: &Run) -> String {
     )
 }
 
+/// A server's parent that outlives the host only while it finishes its own exit (a
+/// launcher's native binary that got the terminal's hang-up too) is not the host's daemon.
+const PARENT_SETTLE: Duration = Duration::from_secs(1);
+
+/// Whether `pid` is still alive (not a zombie) `window` from now.
+fn alive_after(pid: i32, window: Duration) -> bool {
+    let alive = || crate::os::procfs::proc_info(pid).is_some_and(|i| !i.is_zombie());
+    let end = Instant::now() + window;
+    while Instant::now() < end {
+        if !alive() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    alive()
+}
+
+/// Whether, within `window`, the host exits or begins ending the server's session.
+fn exits_or_begins(host: &mut HostProc, window: Duration, began: &dyn Fn() -> bool) -> bool {
+    let end = Instant::now() + window;
+    while Instant::now() < end {
+        if host.wait_exit(Duration::from_millis(20)).is_some() || began() {
+            return true;
+        }
+    }
+    false
+}
+
 /// Where a measurement's JSON is kept (history reads these).
 pub fn saved_path(cache: &Path, host: &str, version: &str) -> PathBuf {
     cache
@@ -537,8 +574,10 @@ pub fn saved_path(cache: &Path, host: &str, version: &str) -> PathBuf {
 }
 
 /// Quits a host's TUI the way `quit` says and returns when the quit was triggered
-/// (CLOCK_MONOTONIC ns): for a typed command, the moment its Enter is typed.
-pub(super) fn quit_tui(host: &mut HostProc, quit: TuiQuit) -> u64 {
+/// (CLOCK_MONOTONIC ns): for a typed command, the moment its Enter is typed. `began` says
+/// whether the host has begun ending the server's session (a Ctrl-D that ends it is the
+/// trigger even when the host takes longer than the confirmation window to exit).
+pub(super) fn quit_tui(host: &mut HostProc, quit: TuiQuit, began: &dyn Fn() -> bool) -> u64 {
     let mut trigger_ns = crate::os::mono_ns();
     match quit {
         TuiQuit::Command(c) => {
@@ -551,7 +590,7 @@ pub(super) fn quit_tui(host: &mut HostProc, quit: TuiQuit) -> u64 {
         // for one to confirm, and the second Ctrl-C.
         TuiQuit::CtrlD => {
             host.type_slowly(b"\x04", Duration::ZERO);
-            if host.wait_exit(Duration::from_millis(300)).is_none() {
+            if !exits_or_begins(host, Duration::from_millis(300), began) {
                 trigger_ns = crate::os::mono_ns();
                 host.type_slowly(b"\x04", Duration::ZERO);
             }

@@ -238,7 +238,9 @@ fn one_path(
         }
         tree.read(server);
         server_cmdline = cmdline_of(server);
-        t0 = quit_tui(&mut l.host, quit);
+        // The server gone is the host ending it (its signals are not traced yet).
+        let began = || crate::os::procfs::proc_info(server).is_none_or(|i| i.is_zombie());
+        t0 = quit_tui(&mut l.host, quit, &began);
     }
     // Until the host exits, the server's tree is read as it grows (a one-shot's too).
     let quit_limit = if one_shot { START_LIMIT } else { QUIT_LIMIT };
