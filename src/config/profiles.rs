@@ -472,6 +472,26 @@ mod tests {
                 "continue-cli-terminal-closed",
                 &[(Sighup, Group, 44), (ClosePipes, Process, 5_000)],
             ),
+            // Measured (copilot 1.0.102, 3 runs per path): SIGTERM to the tree by `kill`, the
+            // pipes, SIGKILL ~2 ms later; its npm launcher signalled keeps nothing from the CLI.
+            (
+                "copilot-cli",
+                &[
+                    (Sigterm, Tree, 0),
+                    (ClosePipes, Process, 2),
+                    (Sigkill, Process, 2_000),
+                ],
+            ),
+            (
+                "copilot-cli-terminal-closed",
+                &[
+                    (Sighup, Group, 78),
+                    (Sigterm, Tree, 0),
+                    (ClosePipes, Process, 2),
+                    (Sigkill, Process, 2_000),
+                ],
+            ),
+            ("copilot-cli-sigterm", &[(Nothing, Process, 5_000)]),
             // util::process::Child::kill: kill_descendant_tree + killpg SIGKILL, synchronously in Drop.
             ("zed", &[(Sigkill, Tree, 0), (CloseStdin, Process, 2_000)]),
             // smol Child, kill_on_drop: SIGKILL to the direct child.

@@ -59,6 +59,7 @@ enum ConfigKind {
     Qwen,
     Continue,
     Opencode,
+    Copilot,
 }
 
 const fn tui_paths(quit: &'static str) -> [QuitPath; 6] {
@@ -159,6 +160,19 @@ const OPENCODE_PATHS: [QuitPath; 7] = [
     EXIT_TUI[5],
 ];
 
+const COPILOT_PATHS: [QuitPath; 7] = [
+    QuitPath {
+        trigger: "prompt",
+        drive: Drive::OneShot(&["-p", "say ok"]),
+    },
+    EXIT_TUI[0],
+    EXIT_TUI[1],
+    EXIT_TUI[2],
+    EXIT_TUI[3],
+    EXIT_TUI[4],
+    EXIT_TUI[5],
+];
+
 pub const HOSTS: &[HostSpec] = &[
     HostSpec {
         id: "claude-code",
@@ -213,6 +227,15 @@ pub const HOSTS: &[HostSpec] = &[
         tui_args: &[],
         paths: &GEMINI_PATHS,
         config: ConfigKind::Qwen,
+    },
+    HostSpec {
+        id: "copilot-cli",
+        name: "GitHub Copilot CLI",
+        package: "@github/copilot",
+        bin: "copilot",
+        tui_args: &[],
+        paths: &COPILOT_PATHS,
+        config: ConfigKind::Copilot,
     },
 ];
 
@@ -414,6 +437,28 @@ impl HostConfig<'_> {
             ]),
         }
     }
+
+    /// Copilot CLI's offline mode with a custom provider (BYOK): no GitHub sign-in, no
+    /// network but the stand-in's.
+    fn copilot(&self) -> Setup {
+        let cfg = json!({"mcpServers": {"rec": {"type": "local", "command": self.cmd,
+            "args": self.args, "env": {}, "tools": ["*"]}}});
+        let base = format!("{}/v1", self.api);
+        let dir = self.home.join(".copilot").display().to_string();
+        Setup {
+            files: vec![(self.home.join(".copilot/mcp-config.json"), cfg.to_string())],
+            env: pairs(&[
+                ("COPILOT_HOME", &dir),
+                ("COPILOT_OFFLINE", "true"),
+                ("COPILOT_PROVIDER_BASE_URL", &base),
+                ("COPILOT_PROVIDER_API_KEY", STANDIN_KEY),
+                ("COPILOT_MODEL", "standin"),
+                ("COPILOT_AUTO_UPDATE", "false"),
+                // Exactly "true" also trusts the working directory (no folder-trust prompt).
+                ("COPILOT_ALLOW_ALL", "true"),
+            ]),
+        }
+    }
 }
 
 impl HostSpec {
@@ -434,6 +479,7 @@ impl HostSpec {
             ConfigKind::Qwen => c.gemini_like(".qwen", "openai", "standin"),
             ConfigKind::Continue => c.continue_cli(),
             ConfigKind::Opencode => c.opencode(),
+            ConfigKind::Copilot => c.copilot(),
         };
         let mut env = base_env(home);
         env.extend(own.env);

@@ -11,7 +11,7 @@ use rstest::rstest;
 use crate::support::{classes, run, run_with, snapshot_name};
 
 /// Every host profile, as literals (rstest needs them); tied to the catalogue below.
-const HOSTS: [&str; 28] = [
+const HOSTS: [&str; 31] = [
     "vscode",
     "vscode-quit",
     "codex",
@@ -30,6 +30,9 @@ const HOSTS: [&str; 28] = [
     "opencode-sigkill",
     "continue-cli",
     "continue-cli-terminal-closed",
+    "copilot-cli",
+    "copilot-cli-terminal-closed",
+    "copilot-cli-sigterm",
     "zed",
     "zed-legacy",
     "goose",
@@ -64,6 +67,9 @@ fn reference_server_under_host_profile(
         "close:opencode-sigkill",
         "close:continue-cli",
         "close:continue-cli-terminal-closed",
+        "close:copilot-cli",
+        "close:copilot-cli-terminal-closed",
+        "close:copilot-cli-sigterm",
         "close:zed",
         "close:zed-legacy",
         "close:goose",
@@ -243,6 +249,31 @@ fn codex_exec_kills_at_once_and_its_tui_leaves_the_server_to_its_daemon() {
         !out.contains("app-server --listen") || out.contains("killed by pid"),
         "{out}"
     );
+}
+
+#[test]
+fn copilot_cli_sends_sigterm_to_the_tree_then_sigkill_and_its_launcher_signalled_sends_nothing() {
+    let Some(out) = measure(
+        "hosts::copilot_cli_measures",
+        "copilot-cli",
+        &["quit-command", "sigterm"],
+    ) else {
+        return;
+    };
+    // Whether the recorder lives to see its pipes close before the SIGKILL ~2 ms later is a
+    // race of the recorder's, not the host's: the ladder's ends are the host's.
+    let quit = steps_line(&out, "copilot-cli");
+    assert!(
+        quit.starts_with("{ do = \"sigterm\", to = \"tree\"")
+            && quit.ends_with("{ do = \"sigkill\""),
+        "{out}"
+    );
+    assert_eq!(
+        steps_line(&out, "copilot-cli-sigterm"),
+        "{ do = \"nothing\"",
+        "{out}"
+    );
+    assert!(out.contains("abandons = true"), "{out}");
 }
 
 #[test]
