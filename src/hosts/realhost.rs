@@ -396,7 +396,7 @@ fn seen_as(action: &Action) -> Option<SignalName> {
     match action {
         Action::Signal {
             signal,
-            to: Target::Process | Target::Group,
+            to: Target::Process | Target::Group | Target::Tree,
         } => Some(*signal),
         _ => None,
     }
@@ -485,7 +485,10 @@ fn untimed(run: &RealRun, profile: &Profile) -> Option<String> {
                 .into(),
         );
     }
-    let reproduces = profile.measured.as_ref().is_some_and(|m| m.reproduces);
+    let reproduces = profile
+        .measured
+        .as_ref()
+        .is_some_and(|m| m.reproduces || only_the_reaction_spreads(m, profile));
     (!reproduces).then(|| {
         format!(
             "the host's ladder on this path did not reproduce across its measured runs \
@@ -493,6 +496,32 @@ fn untimed(run: &RealRun, profile: &Profile) -> Option<String> {
             profile.id
         )
     })
+}
+
+/// Whether the one wait that spread across the measured runs is how long the host took to
+/// begin (`trigger → first`), before a first step the trace sees: the ladder is then placed by
+/// its traced signal, whenever it came.
+fn only_the_reaction_spreads(m: &crate::model::MeasuredRef, profile: &Profile) -> bool {
+    let spread = |w: &str| -> Option<(f64, f64, f64)> {
+        let v: Vec<f64> = w
+            .trim_end_matches(" ms")
+            .split('/')
+            .map(|x| x.parse().ok())
+            .collect::<Option<_>>()?;
+        (v.len() == 3).then(|| (v[0], v[1], v[2]))
+    };
+    let spreads: Vec<&str> = m
+        .waits
+        .iter()
+        .filter(|(_, w)| spread(w).is_none_or(|s| !super::analyze::reproduces(s)))
+        .map(|(k, _)| k.as_str())
+        .collect();
+    use crate::config::profiles::ProfileAction as A;
+    spreads == ["trigger → first"]
+        && profile.steps.first().is_some_and(|s| {
+            matches!(s.action, A::Sigterm | A::Sigint | A::Sigkill | A::Sighup)
+                && s.to != Target::Children
+        })
 }
 
 /// The scenario id of a quit path's profile.
@@ -758,6 +787,9 @@ mod tests {
             untimed(&r, get("opencode")).is_some(),
             "opencode's did not reproduce"
         );
+        // Copilot CLI's ladder reproduces but for how long it took to begin, and it begins
+        // with a signal the trace sees: it is placed.
+        assert_eq!(untimed(&r, get("copilot-cli")), None);
         r.one_shot = true;
         assert!(untimed(&r, get("qwen-code")).is_some());
     }
