@@ -242,17 +242,8 @@ fn one_path(
         let began = || crate::os::procfs::proc_info(server).is_none_or(|i| i.is_zombie());
         t0 = quit_tui(&mut l.host, quit, &began);
     }
-    // Until the host exits, the server's tree is read as it grows (a one-shot's too).
     let quit_limit = if one_shot { START_LIMIT } else { QUIT_LIMIT };
-    let mut host_exit = None;
-    let end = Instant::now() + quit_limit;
-    while Instant::now() < end {
-        tree.read(server);
-        host_exit = l.host.wait_exit(Duration::from_millis(50));
-        if host_exit.is_some() {
-            break;
-        }
-    }
+    let host_exit = await_host_exit(&mut l.host, &mut tree, server, quit_limit);
     if host_exit.is_none() {
         run.failure = Some(Failure::HostDidNotQuit(format!(
             "the real host did not quit within {} s: screen {:?}",
@@ -272,23 +263,7 @@ fn one_path(
         } else {
             Duration::ZERO
         });
-        let host_pid = l.host.pid();
-        run.signals = traced
-            .deliveries
-            .iter()
-            .filter(|d| d.at_ns >= t0)
-            .map(|d| HostSignal {
-                signal: d.signal,
-                at_ms: crate::os::ms_between(t0, d.at_ns),
-                from_pid: d.from_pid,
-                from: match d.from_pid {
-                    0 => Sender::Kernel,
-                    p if p == host_pid => Sender::Host,
-                    p if p == server => Sender::Server,
-                    _ => Sender::Other,
-                },
-            })
-            .collect();
+        run.signals = signals_after(&traced, t0, l.host.pid(), server);
         run.killed_by = match traced.exit {
             Some(crate::model::ExitStatus::Signal(s)) => Some(s),
             _ => None,
@@ -304,6 +279,49 @@ fn one_path(
     let _ = hostproc::kill_all(&l.marker, &left);
     run.wall_ms = started.elapsed().as_secs_f64() * 1000.0;
     Ok(run)
+}
+
+/// Waits up to `limit` for the host to exit, reading the server's tree as it grows (a
+/// one-shot's too) meanwhile; when it exited, if it did.
+fn await_host_exit(
+    host: &mut hostproc::HostProc,
+    tree: &mut Tree,
+    server: i32,
+    limit: Duration,
+) -> Option<u64> {
+    let end = Instant::now() + limit;
+    while Instant::now() < end {
+        tree.read(server);
+        if let Some(at) = host.wait_exit(Duration::from_millis(50)) {
+            return Some(at);
+        }
+    }
+    None
+}
+
+/// The signals the trace saw the server receive from the quit (`t0`) on, and who sent each.
+fn signals_after(
+    traced: &crate::os::tracer::Traced,
+    t0: u64,
+    host_pid: i32,
+    server: i32,
+) -> Vec<HostSignal> {
+    traced
+        .deliveries
+        .iter()
+        .filter(|d| d.at_ns >= t0)
+        .map(|d| HostSignal {
+            signal: d.signal,
+            at_ms: crate::os::ms_between(t0, d.at_ns),
+            from_pid: d.from_pid,
+            from: match d.from_pid {
+                0 => Sender::Kernel,
+                p if p == host_pid => Sender::Host,
+                p if p == server => Sender::Server,
+                _ => Sender::Other,
+            },
+        })
+        .collect()
 }
 
 /// The bundled measured profile of `spec`'s quit path `trigger`, if it was measured.
