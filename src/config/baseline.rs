@@ -400,30 +400,7 @@ impl Baseline {
             ..Self::default()
         };
         for value in official.server.unwrap_or_default() {
-            let entry = match &value {
-                serde_norway::Value::String(s) => s.clone(),
-                serde_norway::Value::Mapping(m) if m.len() == 1 => {
-                    let (k, v) = m.iter().next().expect("one pair");
-                    let show = |v: &serde_norway::Value| {
-                        serde_norway::to_string(v)
-                            .unwrap_or_default()
-                            .trim()
-                            .to_string()
-                    };
-                    let (k, v) = (show(k), show(v));
-                    return Err(parse(
-                        line_of(&k),
-                        format!("`- {k}: {v}` is a mapping: remove the space after the colon (`- {k}:{v}`)"),
-                    ));
-                }
-                other => {
-                    let shown = serde_norway::to_string(other).unwrap_or_default();
-                    return Err(parse(
-                        0,
-                        format!("server entry {} is not a string", shown.trim()),
-                    ));
-                }
-            };
+            let entry = entry_text(&value, &line_of).map_err(|(line, m)| parse(line, m))?;
             let at = line_of(&entry);
             let (name, check) = match entry.split_once(':') {
                 Some((n, c)) => (n, Some(c)),
@@ -487,6 +464,38 @@ impl Baseline {
             self.to_official_yaml()
         } else {
             self.to_toml()
+        }
+    }
+}
+
+/// One `server:` entry of the official YAML as its text; a `- a: b` (YAML read a mapping
+/// where a `server+scenario:check` was meant) or any other non-string is an error with its
+/// line (0: unknown).
+fn entry_text(
+    value: &serde_norway::Value,
+    line_of: &dyn Fn(&str) -> usize,
+) -> Result<String, (usize, String)> {
+    match value {
+        serde_norway::Value::String(s) => Ok(s.clone()),
+        serde_norway::Value::Mapping(m) if m.len() == 1 => {
+            let (k, v) = m.iter().next().expect("one pair");
+            let show = |v: &serde_norway::Value| {
+                serde_norway::to_string(v)
+                    .unwrap_or_default()
+                    .trim()
+                    .to_string()
+            };
+            let (k, v) = (show(k), show(v));
+            Err((
+                line_of(&k),
+                format!(
+                    "`- {k}: {v}` is a mapping: remove the space after the colon (`- {k}:{v}`)"
+                ),
+            ))
+        }
+        other => {
+            let shown = serde_norway::to_string(other).unwrap_or_default();
+            Err((0, format!("server entry {} is not a string", shown.trim())))
         }
     }
 }
