@@ -91,6 +91,27 @@ const fn tui_paths(quit: &'static str) -> [QuitPath; 6] {
     ]
 }
 
+/// A one-shot command, then the TUI's quit paths (`quit` is its quit command).
+const fn one_shot_then_tui(
+    trigger: &'static str,
+    args: &'static [&'static str],
+    quit: &'static str,
+) -> [QuitPath; 7] {
+    let t = tui_paths(quit);
+    [
+        QuitPath {
+            trigger,
+            drive: Drive::OneShot(args),
+        },
+        t[0],
+        t[1],
+        t[2],
+        t[3],
+        t[4],
+        t[5],
+    ]
+}
+
 const CLAUDE_TUI: [QuitPath; 6] = tui_paths("/exit");
 const CLAUDE_PATHS: [QuitPath; 8] = [
     QuitPath {
@@ -108,70 +129,15 @@ const CLAUDE_PATHS: [QuitPath; 8] = [
     CLAUDE_TUI[4],
     CLAUDE_TUI[5],
 ];
-const CODEX_TUI: [QuitPath; 6] = tui_paths("/quit");
-const CODEX_PATHS: [QuitPath; 7] = [
-    QuitPath {
-        trigger: "exec",
-        drive: Drive::OneShot(&["exec", "--skip-git-repo-check", "say ok"]),
-    },
-    CODEX_TUI[0],
-    CODEX_TUI[1],
-    CODEX_TUI[2],
-    CODEX_TUI[3],
-    CODEX_TUI[4],
-    CODEX_TUI[5],
-];
-const GEMINI_TUI: [QuitPath; 6] = tui_paths("/quit");
-const GEMINI_PATHS: [QuitPath; 7] = [
-    QuitPath {
-        trigger: "prompt",
-        drive: Drive::OneShot(&["-p", "say ok"]),
-    },
-    GEMINI_TUI[0],
-    GEMINI_TUI[1],
-    GEMINI_TUI[2],
-    GEMINI_TUI[3],
-    GEMINI_TUI[4],
-    GEMINI_TUI[5],
-];
-const EXIT_TUI: [QuitPath; 6] = tui_paths("/exit");
-const CONTINUE_PATHS: [QuitPath; 7] = [
-    QuitPath {
-        trigger: "print",
-        drive: Drive::OneShot(&["-p", "say ok"]),
-    },
-    EXIT_TUI[0],
-    EXIT_TUI[1],
-    EXIT_TUI[2],
-    EXIT_TUI[3],
-    EXIT_TUI[4],
-    EXIT_TUI[5],
-];
-const OPENCODE_PATHS: [QuitPath; 7] = [
-    QuitPath {
-        trigger: "run",
-        drive: Drive::OneShot(&["run", "say ok"]),
-    },
-    EXIT_TUI[0],
-    EXIT_TUI[1],
-    EXIT_TUI[2],
-    EXIT_TUI[3],
-    EXIT_TUI[4],
-    EXIT_TUI[5],
-];
-
-const COPILOT_PATHS: [QuitPath; 7] = [
-    QuitPath {
-        trigger: "prompt",
-        drive: Drive::OneShot(&["-p", "say ok"]),
-    },
-    EXIT_TUI[0],
-    EXIT_TUI[1],
-    EXIT_TUI[2],
-    EXIT_TUI[3],
-    EXIT_TUI[4],
-    EXIT_TUI[5],
-];
+const CODEX_PATHS: [QuitPath; 7] = one_shot_then_tui(
+    "exec",
+    &["exec", "--skip-git-repo-check", "say ok"],
+    "/quit",
+);
+const GEMINI_PATHS: [QuitPath; 7] = one_shot_then_tui("prompt", &["-p", "say ok"], "/quit");
+const CONTINUE_PATHS: [QuitPath; 7] = one_shot_then_tui("print", &["-p", "say ok"], "/exit");
+const OPENCODE_PATHS: [QuitPath; 7] = one_shot_then_tui("run", &["run", "say ok"], "/exit");
+const COPILOT_PATHS: [QuitPath; 7] = one_shot_then_tui("prompt", &["-p", "say ok"], "/exit");
 
 pub const HOSTS: &[HostSpec] = &[
     HostSpec {
