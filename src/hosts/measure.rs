@@ -422,10 +422,12 @@ fn one_run(
     std::thread::sleep(Duration::from_millis(60));
     let take = |rx: &DeathWatch| rx.as_ref().and_then(|r| r.try_recv().ok());
     let (child_death, grand_death) = (take(&wc), take(&wg));
-    let parent_outlived_host = host_exit_ns.is_some()
-        && rec
-            .parent
-            .is_some_and(|p| p != host_pid && alive_after(p, PARENT_SETTLE));
+    // Counted from the host's exit: after a walk-away window the parent has had its time.
+    let parent_outlived_host = host_exit_ns.is_some_and(|exit| {
+        let since = Duration::from_nanos(crate::os::mono_ns().saturating_sub(exit));
+        rec.parent
+            .is_some_and(|p| p != host_pid && alive_after(p, PARENT_SETTLE.saturating_sub(since)))
+    });
     run.daemons = daemons_left(&l, &recorder_pids);
     let mut events = read_events(&l.log);
     if matches!(path.drive, Drive::OneShot(_)) {
@@ -538,7 +540,8 @@ pub fn summary(run: &Run) -> String {
 }
 
 /// A server's parent that outlives the host only while it finishes its own exit (a
-/// launcher's native binary that got the terminal's hang-up too) is not the host's daemon.
+/// launcher's native binary that got the terminal's hang-up too) is not the host's daemon:
+/// one still alive this long after the host exited is.
 const PARENT_SETTLE: Duration = Duration::from_secs(1);
 
 /// Whether `pid` is still alive (not a zombie) `window` from now.
