@@ -473,7 +473,7 @@ mod tests {
                 &[(Sighup, Group, 44), (ClosePipes, Process, 5_000)],
             ),
             // Measured (copilot 1.0.102, 3 runs per path): SIGTERM to the tree by `kill`, the
-            // pipes, SIGKILL ~2 ms later; its npm launcher signalled keeps nothing from the CLI.
+            // pipes, SIGKILL ~2 ms later; signalled, its npm launcher dies and the CLI keeps it.
             (
                 "copilot-cli",
                 &[
