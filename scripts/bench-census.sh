@@ -40,10 +40,10 @@ def phase(name):
 install, run = phase("install"), phase("run")
 cases = rep["results"]
 # A case run --repeat N times: its wall time is every run's (its timing is already the sum).
-def wall(r):
+def case_wall(r):
     runs = (r.get("repeat") or {}).get("runs") or []
     return sum(x.get("wall_ms", 0.0) for x in runs) if runs else r.get("wall_ms", 0.0)
-walls = [wall(r) for r in cases]
+walls = [case_wall(r) for r in cases]
 servers = {r["server"] for r in cases}
 cpu = float(user) + float(sys_)
 print(f"{len(servers)} servers, {len(cases)} cases on {cpus} CPUs")
@@ -60,7 +60,7 @@ timed = [r.get("timing") or {} for r in cases]
 case_cpu = sum(t.get("cpu_ms", 0.0) for t in timed) / 1000
 per_server = {}
 for r, t in zip(cases, timed):
-    per_server[r["server"]] = per_server.get(r["server"], 0.0) + (wall(r) - t.get("token_wait_ms", 0.0)) / 1000
+    per_server[r["server"]] = per_server.get(r["server"], 0.0) + (case_wall(r) - t.get("token_wait_ms", 0.0)) / 1000
 serial = max(per_server.values(), default=0.0)
 floor = max(case_cpu / cpus, serial)
 print(f"cases' own CPU          {case_cpu:9.1f} s  ({case_cpu / run / cpus:.0%} of {cpus} CPUs over the run phase: its CPU utilisation)")
