@@ -492,6 +492,33 @@ mod tests {
                 ],
             ),
             ("copilot-cli-sigterm", &[(Nothing, Process, 5_000)]),
+            // Measured (cline 3.0.65, 3 runs per path): its own ladder, ~255 ms then 2 s.
+            (
+                "cline-cli-prompt",
+                &[
+                    (CloseStdin, Process, 256),
+                    (Sigterm, Process, 2_012),
+                    (Sigkill, Process, 2_000),
+                ],
+            ),
+            (
+                "cline-cli-ctrl-c-twice",
+                &[
+                    (Sigint, Group, 17),
+                    (Sigterm, Process, 2_006),
+                    (Sigkill, Process, 2_000),
+                ],
+            ),
+            (
+                "cline-cli-terminal-closed",
+                &[
+                    (Sighup, Group, 38),
+                    (CloseStdin, Process, 255),
+                    (Sigterm, Process, 2_002),
+                    (Sigkill, Process, 2_000),
+                ],
+            ),
+            ("cline-cli-sigkill", &[(ClosePipes, Process, 5_000)]),
             // util::process::Child::kill: kill_descendant_tree + killpg SIGKILL, synchronously in Drop.
             ("zed", &[(Sigkill, Tree, 0), (CloseStdin, Process, 2_000)]),
             // smol Child, kill_on_drop: SIGKILL to the direct child.

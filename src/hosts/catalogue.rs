@@ -60,6 +60,7 @@ enum ConfigKind {
     Continue,
     Opencode,
     Copilot,
+    Cline,
 }
 
 const fn tui_paths(quit: &'static str) -> [QuitPath; 6] {
@@ -138,6 +139,17 @@ const GEMINI_PATHS: [QuitPath; 7] = one_shot_then_tui("prompt", &["-p", "say ok"
 const CONTINUE_PATHS: [QuitPath; 7] = one_shot_then_tui("print", &["-p", "say ok"], "/exit");
 const OPENCODE_PATHS: [QuitPath; 7] = one_shot_then_tui("run", &["run", "say ok"], "/exit");
 const COPILOT_PATHS: [QuitPath; 7] = one_shot_then_tui("prompt", &["-p", "say ok"], "/exit");
+const CLINE_ALL: [QuitPath; 7] = one_shot_then_tui("prompt", &["say ok"], "/quit");
+/// Cline's TUI answers neither `/quit` nor Ctrl-D in this pseudo-terminal (it waits for
+/// replies to its terminal queries, which a real terminal gives); Ctrl-C, the terminal
+/// closing and signals reach it through the kernel.
+const CLINE_PATHS: [QuitPath; 5] = [
+    CLINE_ALL[0],
+    CLINE_ALL[3],
+    CLINE_ALL[4],
+    CLINE_ALL[5],
+    CLINE_ALL[6],
+];
 
 pub const HOSTS: &[HostSpec] = &[
     HostSpec {
@@ -202,6 +214,15 @@ pub const HOSTS: &[HostSpec] = &[
         tui_args: &[],
         paths: &COPILOT_PATHS,
         config: ConfigKind::Copilot,
+    },
+    HostSpec {
+        id: "cline-cli",
+        name: "Cline CLI",
+        package: "cline",
+        bin: "cline",
+        tui_args: &["-i"],
+        paths: &CLINE_PATHS,
+        config: ConfigKind::Cline,
     },
 ];
 
@@ -425,6 +446,25 @@ impl HostConfig<'_> {
             ]),
         }
     }
+
+    /// Cline CLI: an OpenAI-compatible provider (what `cline auth -p openai -b URL` writes)
+    /// and the recorder in its MCP settings (what `cline mcp add` writes).
+    fn cline(&self) -> Setup {
+        let dir = self.home.join(".cline/data/settings");
+        let providers = json!({"version": 1, "lastUsedProvider": "openai-compatible", "modes": {},
+            "providers": {"openai-compatible": {"settings": {"provider": "openai-compatible",
+                "apiKey": STANDIN_KEY, "model": "standin", "baseUrl": format!("{}/v1", self.api)},
+                "updatedAt": "2026-01-01T00:00:00.000Z", "tokenSource": "manual"}}});
+        let mcp = json!({"mcpServers": {"rec": {"transport": {"type": "stdio",
+            "command": self.cmd, "args": self.args}}}});
+        Setup {
+            files: vec![
+                (dir.join("providers.json"), providers.to_string()),
+                (dir.join("cline_mcp_settings.json"), mcp.to_string()),
+            ],
+            env: BTreeMap::new(),
+        }
+    }
 }
 
 impl HostSpec {
@@ -446,6 +486,7 @@ impl HostSpec {
             ConfigKind::Continue => c.continue_cli(),
             ConfigKind::Opencode => c.opencode(),
             ConfigKind::Copilot => c.copilot(),
+            ConfigKind::Cline => c.cline(),
         };
         let mut env = base_env(home);
         env.extend(own.env);

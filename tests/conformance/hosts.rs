@@ -11,7 +11,7 @@ use rstest::rstest;
 use crate::support::{classes, run, run_with, snapshot_name};
 
 /// Every host profile, as literals (rstest needs them); tied to the catalogue below.
-const HOSTS: [&str; 31] = [
+const HOSTS: [&str; 35] = [
     "vscode",
     "vscode-quit",
     "codex",
@@ -33,6 +33,10 @@ const HOSTS: [&str; 31] = [
     "copilot-cli",
     "copilot-cli-terminal-closed",
     "copilot-cli-sigterm",
+    "cline-cli-prompt",
+    "cline-cli-ctrl-c-twice",
+    "cline-cli-terminal-closed",
+    "cline-cli-sigkill",
     "zed",
     "zed-legacy",
     "goose",
@@ -70,6 +74,10 @@ fn reference_server_under_host_profile(
         "close:copilot-cli",
         "close:copilot-cli-terminal-closed",
         "close:copilot-cli-sigterm",
+        "close:cline-cli-prompt",
+        "close:cline-cli-ctrl-c-twice",
+        "close:cline-cli-terminal-closed",
+        "close:cline-cli-sigkill",
         "close:zed",
         "close:zed-legacy",
         "close:goose",
