@@ -115,34 +115,48 @@ fn find_server(marker: &str, host: &HostProc, command: &[String], limit: Duratio
     None
 }
 
-/// The server's descendants seen so far, by pid: their command line and parent.
+/// The server's descendants as seen while the session was live: each one's command line (the
+/// latest: one first seen between its fork and its `exec` still had its parent's), parent and
+/// start time.
 #[derive(Default)]
-struct Tree(BTreeMap<i32, (String, i32)>);
+struct Tree(BTreeMap<i32, (String, i32, u64)>);
 
 impl Tree {
     fn read(&mut self, server: i32) {
         for p in crate::os::procfs::descendants(server) {
-            self.0.entry(p.pid).or_insert((p.cmdline, p.ppid));
+            // A reused pid (another start time) is another process.
+            let seen = self
+                .0
+                .entry(p.pid)
+                .or_insert((String::new(), p.ppid, p.start_ticks));
+            if seen.2 != p.start_ticks {
+                *seen = (String::new(), p.ppid, p.start_ticks);
+            }
+            seen.0 = p.cmdline;
         }
     }
 
-    /// Those still running with the same command line, with who started them.
+    /// Those still running (the same processes: the same start times), with who started them.
     fn still_running(&self, server: i32, server_cmdline: &str) -> Vec<Leftover> {
         self.0
             .iter()
-            .filter(|(pid, (cmd, _))| {
-                crate::os::procfs::proc_info(**pid)
-                    .is_some_and(|p| !p.is_zombie() && &p.cmdline == cmd)
-            })
-            .map(|(pid, (cmd, ppid))| Leftover {
-                pid: *pid,
-                cmdline: cmd.clone(),
-                started_by: Some(*ppid),
-                started_by_cmdline: if *ppid == server {
-                    Some(server_cmdline.to_string())
-                } else {
-                    self.0.get(ppid).map(|(c, _)| c.clone())
-                },
+            .filter_map(|(pid, (cmd, ppid, start))| {
+                let now = crate::os::procfs::proc_info(*pid)
+                    .filter(|p| !p.is_zombie() && p.start_ticks == *start)?;
+                Some(Leftover {
+                    pid: *pid,
+                    cmdline: if now.cmdline.is_empty() {
+                        cmd.clone()
+                    } else {
+                        now.cmdline
+                    },
+                    started_by: Some(*ppid),
+                    started_by_cmdline: if *ppid == server {
+                        Some(server_cmdline.to_string())
+                    } else {
+                        self.0.get(ppid).map(|(c, _, _)| c.clone())
+                    },
+                })
             })
             .collect()
     }
@@ -668,6 +682,38 @@ pub fn judge(
 mod tests {
     use super::*;
     use crate::model::Budgets;
+
+    #[test]
+    fn a_child_first_seen_before_its_exec_is_still_a_leftover_after_it() {
+        // Its subshell has the parent's command line until it execs `sleep 30`.
+        let mut parent = std::process::Command::new("sh")
+            .args(["-c", "(sleep 0.3; exec sleep 30) & wait"])
+            .spawn()
+            .unwrap();
+        let pid = parent.id() as i32;
+        let mut tree = Tree::default();
+        while tree.0.is_empty() {
+            tree.read(pid);
+        }
+        let child = *tree.0.keys().next().unwrap();
+        let exec_d =
+            || crate::os::procfs::proc_info(child).is_some_and(|p| p.cmdline == "sleep 30");
+        let end = Instant::now() + Duration::from_secs(20);
+        while !exec_d() && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Not read again: the same process by its start time, whatever its command line.
+        let left = tree.still_running(pid, "sh");
+        for l in &left {
+            crate::os::signals::signal_pid(l.pid, crate::model::SignalName::Kill);
+        }
+        let _ = parent.wait();
+        assert_eq!(
+            left.iter().map(|l| l.cmdline.as_str()).collect::<Vec<_>>(),
+            ["sleep 30"],
+            "{left:?}"
+        );
+    }
 
     fn scenario(id: &str) -> Scenario {
         let id: ScenarioId = format!("close:{id}").parse().unwrap();

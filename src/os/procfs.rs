@@ -14,6 +14,9 @@ pub struct ProcInfo {
     /// `/proc/<pid>/stat` state letter; `Z` is a zombie (dead, not yet reaped).
     pub state: char,
     pub cmdline: String,
+    /// When it started (clock ticks since boot): with the pid, who it is across an `exec`
+    /// (which changes its command line) and unlike a reused pid.
+    pub start_ticks: u64,
 }
 
 impl ProcInfo {
@@ -22,8 +25,9 @@ impl ProcInfo {
     }
 }
 
-/// The fields of `/proc/<pid>/stat` the suite uses: command name, state, ppid, pgid, sid.
-fn read_stat(pid: i32) -> Option<(String, char, i32, i32, i32)> {
+/// The fields of `/proc/<pid>/stat` the suite uses: command name, state, ppid, pgid, sid,
+/// start time.
+fn read_stat(pid: i32) -> Option<(String, char, i32, i32, i32, u64)> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name is in parentheses and may itself contain ") ".
     let close = stat.rfind(')')?;
@@ -36,12 +40,14 @@ fn read_stat(pid: i32) -> Option<(String, char, i32, i32, i32)> {
     let ppid = rest.next()?.parse().ok()?;
     let pgid = rest.next()?.parse().ok()?;
     let sid = rest.next()?.parse().ok()?;
-    Some((comm, state, ppid, pgid, sid))
+    // Field 22; `rest` began at field 3 and has given four.
+    let start = rest.nth(15)?.parse().ok()?;
+    Some((comm, state, ppid, pgid, sid, start))
 }
 
 /// Reads one process from `/proc`; `None` if it is gone.
 pub fn proc_info(pid: i32) -> Option<ProcInfo> {
-    let (comm, state, ppid, pgid, sid) = read_stat(pid)?;
+    let (comm, state, ppid, pgid, sid, start_ticks) = read_stat(pid)?;
     let cmdline = fs::read(format!("/proc/{pid}/cmdline"))
         .ok()
         .map(|b| {
@@ -61,6 +67,7 @@ pub fn proc_info(pid: i32) -> Option<ProcInfo> {
         sid,
         state,
         cmdline,
+        start_ticks,
     })
 }
 
