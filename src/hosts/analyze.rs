@@ -4,6 +4,10 @@
 //! the group; by the grandchild too (its own session) to the whole tree; by the child only,
 //! to the server's children. A death nobody logged is a SIGKILL (the recorder obeys nothing
 //! else), and the child dying with it tells group from pid the same way.
+//!
+//! A server SIGKILLed within [`SAME_MS`] of a signal its descendants logged may never have
+//! been scheduled to take that signal (a loaded machine, a 2 ms ladder): its not logging it
+//! says nothing, so the signal counts as reaching it too, and the reading says so.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -67,6 +71,10 @@ pub struct Delivery {
     /// host, kernel (a hang-up), daemon:<comm>, pid:<n>.
     pub from: String,
     pub at_ms: f64,
+    /// The server was SIGKILLed before it could take this signal, which its descendants
+    /// took: it is counted as reaching the server too.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unseen_at_server: bool,
 }
 
 /// Where the server ran, relative to the host.
@@ -204,6 +212,7 @@ fn deliveries(f: &RunFacts, host: &[i32]) -> Vec<Delivery> {
             to: "process".into(),
             from: "host".into(),
             at_ms: ms(t0, e.t_ns),
+            unseen_at_server: false,
         };
         match (e.role.as_str(), e.ev.as_str()) {
             ("server", "stdin_eof") => out.push(pipe("close-stdin")),
@@ -211,7 +220,8 @@ fn deliveries(f: &RunFacts, host: &[i32]) -> Vec<Delivery> {
             (role @ ("server" | "child"), "signal") => {
                 let signo = e.raw["signo"].as_u64().unwrap_or(0);
                 let name = e.raw["name"].as_str().unwrap_or("?").to_ascii_lowercase();
-                let to = if role == "server" {
+                let unseen_at_server = role == "child" && killed_before_it_could_log(f, e.t_ns);
+                let to = if role == "server" || unseen_at_server {
                     match (
                         near(ev, "child", signo, e.t_ns),
                         near(ev, "grandchild", signo, e.t_ns),
@@ -230,12 +240,21 @@ fn deliveries(f: &RunFacts, host: &[i32]) -> Vec<Delivery> {
                     to: to.into(),
                     from: sender(e, host),
                     at_ms: ms(t0, e.t_ns),
+                    unseen_at_server,
                 });
             }
             _ => {}
         }
     }
     out
+}
+
+/// The server died unlogged (SIGKILLed) within [`SAME_MS`] of `t_ns`: a signal sent to it
+/// then may still have been pending, unlogged, when the SIGKILL came.
+fn killed_before_it_could_log(f: &RunFacts, t_ns: u64) -> bool {
+    first(&f.events, "server", "lifetime").is_none()
+        && f.server_death_ns
+            .is_some_and(|d| ms(t_ns.min(d), t_ns.max(d)) <= SAME_MS)
 }
 
 /// A death the recorder did not log is a SIGKILL: to its group or tree when its child or
@@ -253,6 +272,7 @@ fn inferred_kill(f: &RunFacts, death_ns: u64) -> Delivery {
         .into(),
         from: "inferred from death".into(),
         at_ms: ms(f.trigger_ns, death_ns),
+        unseen_at_server: false,
     }
 }
 
@@ -401,6 +421,43 @@ mod tests {
         assert_eq!(r.plumbing.via, "direct");
         assert!(r.walked_away.is_none());
         assert_eq!(r.deliveries[0].at_ms, 50.0);
+    }
+
+    #[test]
+    fn a_signal_the_server_was_killed_before_taking_counts_as_reaching_it() {
+        // Copilot CLI on a loaded machine: SIGTERM to the tree, SIGKILL 2 ms later, and the
+        // server never ran between them; its child and grandchild logged the SIGTERM.
+        let term = ",\"signo\":15,\"name\":\"SIGTERM\",\"si_pid\":7";
+        let log = |server_lives: bool| {
+            let mut l = vec![
+                line(1, "server", 10, "start", ",\"ppid\":5,\"pgid\":4,\"sid\":3"),
+                line(151, "child", 11, "signal", term),
+                line(152, "grandchild", 12, "signal", term),
+            ];
+            if server_lives {
+                l.push(line(400, "server", 10, "stdin_eof", ""));
+            }
+            l.join("\n")
+        };
+        let facts = |server_lives: bool, death_ms: u64| RunFacts {
+            events: parse_log(&log(server_lives)),
+            host_pid: 5,
+            server_death_ns: Some(death_ms * 1_000_000),
+            ..Default::default()
+        };
+        let killed = read_run(&facts(false, 153));
+        assert_eq!(
+            shape(&killed),
+            [
+                ("sigterm".into(), "tree".into()),
+                ("sigkill".into(), "process".into())
+            ]
+        );
+        assert!(killed.deliveries[0].unseen_at_server);
+        // A server that lived on past the signal without logging it was not sent it.
+        let spared = read_run(&facts(true, 900));
+        assert_eq!(spared.deliveries[0].to, "children");
+        assert!(!spared.deliveries[0].unseen_at_server);
     }
 
     #[test]

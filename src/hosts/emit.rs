@@ -37,6 +37,9 @@ pub struct PathLadder {
     pub shapes_differ: bool,
     /// Runs read, over every trigger of the group.
     pub runs: usize,
+    /// Runs in which the server was SIGKILLed before it could take a signal its
+    /// descendants took (counted as reaching it).
+    pub unseen_at_server: usize,
     /// The runs that showed another shape, one line each.
     pub others: Vec<String>,
     /// From the trigger to the host's exit, over every run.
@@ -144,6 +147,10 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
         repeats: readings.len(),
         shapes_differ: same.len() != readings.len(),
         runs: readings.len(),
+        unseen_at_server: readings
+            .iter()
+            .filter(|r| r.deliveries.iter().any(|d| d.unseen_at_server))
+            .count(),
         others,
         host_exit: analyze::spread(readings.iter().filter_map(|r| r.host_exit_ms).collect()),
     })
@@ -185,6 +192,7 @@ pub fn group(m: &Measurement) -> (Vec<PathLadder>, Vec<Unmeasured>) {
                         .extend(l.others.iter().map(|o| format!("{t}: {o}")));
                     g.shapes_differ |= l.shapes_differ;
                     g.runs += l.runs;
+                    g.unseen_at_server += l.unseen_at_server;
                     g.host_exit = match (g.host_exit, l.host_exit) {
                         (Some(a), Some(b)) => Some((a.0.min(b.0), a.1, a.2.max(b.2))),
                         (a, b) => a.or(b),
@@ -336,6 +344,14 @@ fn notes(g: &PathLadder) -> Vec<String> {
     if let Some((action, _)) = g.shape.iter().find(|(_, to)| to == "children") {
         notes.push(format!(
             "The {action} goes to the server's children, not the server (replayed so: `to = \"children\"`)."
+        ));
+    }
+    if g.unseen_at_server > 0 {
+        notes.push(format!(
+            "In {} of {} runs the server was SIGKILLed within {} ms of a signal its descendants took, before it could take it: counted as reaching it too.",
+            g.unseen_at_server,
+            g.runs,
+            analyze::SAME_MS
         ));
     }
     if let Some(d) = g.plumbing.via.strip_prefix("daemon:") {
@@ -498,6 +514,7 @@ mod tests {
                         to: "process".into(),
                         from: "host".into(),
                         at_ms: *t,
+                        unseen_at_server: false,
                     })
                     .collect(),
                 host_exit_ms: Some(1.0),

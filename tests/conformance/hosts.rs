@@ -246,9 +246,15 @@ fn codex_exec_kills_at_once_and_its_tui_leaves_the_server_to_its_daemon() {
     let Some(out) = measure("hosts::codex_measures", "codex", &["exec", "quit-command"]) else {
         return;
     };
-    assert_eq!(
-        steps_line(&out, "codex-exec"),
-        "{ do = \"sigterm\", to = \"group\" { do = \"close-stdin\" { do = \"sigkill\"",
+    // The SIGKILL comes tens of ms after the SIGTERM: on a loaded machine the recorder may
+    // not run in between to read its EOF, a race of the recorder's, not the host's.
+    let exec = steps_line(&out, "codex-exec");
+    assert!(
+        [
+            "{ do = \"sigterm\", to = \"group\" { do = \"close-stdin\" { do = \"sigkill\"",
+            "{ do = \"sigterm\", to = \"group\" { do = \"sigkill\"",
+        ]
+        .contains(&exec.as_str()),
         "{out}"
     );
     assert!(out.contains("daemon = \"codex\""), "{out}");
