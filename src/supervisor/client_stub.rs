@@ -111,7 +111,8 @@ pub fn main(mode: ClientMode, tty: Option<&Path>) -> i32 {
             pid: run.child.id(),
         },
     );
-    match handshake(&mut run, spec.protocol, &spec.budgets) {
+    let idle = &mut || send(&mut std::io::stdout().lock(), &ClientEvent::Idle);
+    match handshake(&mut run, spec.protocol, &spec.budgets, idle) {
         Ok(handshake) => {
             let stdout = run.stdout_record();
             send(&mut out, &ClientEvent::Ready { handshake, stdout });

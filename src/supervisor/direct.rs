@@ -106,12 +106,25 @@ fn start(
         }
     };
     // The token is held on through the trigger: the gap between handshake and ending must
-    // not depend on load (some servers finish starting up after the handshake).
+    // not depend on load (some servers finish starting up after the handshake). A tree that
+    // sat idle in the handshake gave it back, and takes one again before its trigger.
     if !spec.scenario.stdin_null {
-        match handshake(&mut run, spec.protocol, &spec.budgets) {
-            Ok(h) => result.handshake = Some(h),
+        let mut idle = false;
+        let handshake = handshake(&mut run, spec.protocol, &spec.budgets, &mut || {
+            link.free_cpu();
+            idle = true;
+        });
+        match handshake {
+            Ok(h) => {
+                result.handshake = Some(h);
+                if idle {
+                    link.need_cpu();
+                }
+            }
             Err((e, bound)) => {
-                link.free_cpu();
+                if !idle {
+                    link.free_cpu();
+                }
                 result.error = Some(tap.explain(e));
                 result.machine_bound = bound;
                 finish(result, &run.stdout_record(), tap, &[], &[]);

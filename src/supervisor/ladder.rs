@@ -278,7 +278,7 @@ impl Ladder {
         let queued = s.queued_ns.saturating_sub(self.last.queued_ns);
         let c = &mut self.clocks;
         c.own_ns = own_after(c.own_ns, wall, queued);
-        let idle = !s.busy && cpu < wall / IDLE_SHARE && queued < wall / IDLE_SHARE;
+        let idle = idle_slice(wall, cpu, queued, s.busy);
         if idle {
             c.idle_ns += wall;
         }
@@ -326,6 +326,12 @@ impl Ladder {
             _ => Vec::new(),
         }
     }
+}
+
+/// Whether a slice of `wall_ns` in which the tree used `cpu_ns` and queued `queued_ns` was
+/// idle: under 5 % of it each, and no thread runnable at its end.
+pub fn idle_slice(wall_ns: u64, cpu_ns: u64, queued_ns: u64, busy: bool) -> bool {
+    !busy && cpu_ns < wall_ns / IDLE_SHARE && queued_ns < wall_ns / IDLE_SHARE
 }
 
 /// The server's own time in a wait after one more slice of `wall_ns` in which its tree

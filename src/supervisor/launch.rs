@@ -105,8 +105,15 @@ impl Peer for ServerStdin {
 /// talking (a big answer, a flood the harness is still reading) has not failed to answer:
 /// how fast the harness's reader drains its pipe on a busy machine must not decide the
 /// verdict.
+///
+/// It also gives the CPU token back (`on_idle`, once) when the tree has sat idle and silent
+/// for [`IDLE_HANDSHAKE_MS`]: a server that does not answer while computing nothing (silent,
+/// or one that stopped reading) is racing nobody for a CPU, and a token held through its
+/// whole budget stalls every case queued behind it.
 pub struct OwnTime<'a> {
     sampler: &'a mut TreeSampler,
+    on_idle: Option<&'a mut dyn FnMut()>,
+    idle_ns: u64,
     record: &'a Mutex<StdoutRecord>,
     stdout: &'a Flusher,
     budget_ms: u64,
@@ -117,6 +124,11 @@ pub struct OwnTime<'a> {
     own_ns: u64,
 }
 
+/// How long the tree must sit idle and silent during the handshake before its CPU token goes
+/// back: ten slices, so that a start-up's short pauses (a disk read, a child being spawned)
+/// keep it.
+pub const IDLE_HANDSHAKE_MS: u64 = 500;
+
 impl<'a> OwnTime<'a> {
     /// Counting from `start_ns` (the launch), which the sampler's tree started at.
     pub fn new(
@@ -124,12 +136,15 @@ impl<'a> OwnTime<'a> {
         (record, stdout): (&'a Mutex<StdoutRecord>, &'a Flusher),
         start_ns: u64,
         budget_ms: u64,
+        on_idle: Option<&'a mut dyn FnMut()>,
     ) -> Self {
         let last = sampler.sample();
         let now = mono_ns();
         let wall = now.saturating_sub(start_ns);
         Self {
             sampler,
+            on_idle,
+            idle_ns: 0,
             record,
             stdout,
             budget_ms,
@@ -157,6 +172,17 @@ impl Deadline for OwnTime<'_> {
         // own time counted before it (see `ladder::own_after`).
         let silent = bytes == self.last_bytes && self.stdout.unread() == 0;
         self.own_ns = ladder::own_after(self.own_ns, if silent { wall } else { 0 }, queued);
+        let cpu = r.cpu_ns.saturating_sub(self.last.cpu_ns);
+        if silent && ladder::idle_slice(wall, cpu, queued, r.busy) {
+            self.idle_ns += wall;
+        } else {
+            self.idle_ns = 0;
+        }
+        if self.idle_ns >= IDLE_HANDSHAKE_MS * 1_000_000 {
+            if let Some(give_back) = self.on_idle.take() {
+                give_back();
+            }
+        }
         (self.last_ns, self.last, self.last_bytes) = (now, r, bytes);
         let wall_ms = now.saturating_sub(self.start_ns) / 1_000_000;
         let spent =
@@ -320,11 +346,12 @@ pub fn launch(
 
 /// Runs the handshake (its budget counted in the server's own time) and, if it fails, says
 /// why in terms of what the process did, with the machine-bound mark of a timeout that the
-/// wall-clock backstop decided.
+/// wall-clock backstop decided. `on_idle` gives the CPU token back (see [`OwnTime`]).
 pub fn handshake(
     run: &mut Running,
     protocol: Protocol,
     budgets: &Budgets,
+    on_idle: &mut dyn FnMut(),
 ) -> Result<HandshakeInfo, (CaseError, Option<MachineBound>)> {
     let stdin = run.stdin.as_mut().expect("stdin open during handshake");
     let mut deadline = OwnTime::new(
@@ -332,6 +359,7 @@ pub fn handshake(
         (&run.record, &run.flusher),
         run.started_ns,
         budgets.handshake_ms,
+        Some(on_idle),
     );
     let failure = match mcp_handshake(stdin, &run.rx, protocol, &mut deadline, run.started_ns) {
         Ok(info) => return Ok(info),
@@ -371,4 +399,36 @@ pub fn handshake(
     }
     let bound = bound.filter(|_| kind == ErrorKind::HandshakeTimeout);
     Err((CaseError { kind, message }, bound))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server that never answers and computes nothing gives its CPU token back once, and
+    /// still runs its whole handshake budget out (the token changes no verdict).
+    #[test]
+    fn a_silent_idle_server_gives_the_token_back_once_in_the_handshake() {
+        let launch = Launch {
+            command: "sleep".into(),
+            args: vec!["30".into()],
+            cwd: std::env::temp_dir(),
+            env: Default::default(),
+        };
+        let mut run = super::launch(&launch, Stdio::null(), false, &Plumbing::default())
+            .unwrap_or_else(|e| panic!("{}", e.message));
+        let budgets = Budgets {
+            handshake_ms: 1500,
+            ..Budgets::default()
+        };
+        let mut given_back = 0;
+        let failed = handshake(&mut run, Protocol::Initialize, &budgets, &mut || {
+            given_back += 1
+        });
+        let _ = run.child.kill();
+        let _ = run.child.wait();
+        let (error, _) = failed.expect_err("sleep never answers");
+        assert_eq!(error.kind, ErrorKind::HandshakeTimeout, "{}", error.message);
+        assert_eq!(given_back, 1);
+    }
 }

@@ -121,6 +121,9 @@ pub enum ClientEvent {
     Spawned {
         pid: u32,
     },
+    /// The server sat idle in the handshake: its supervisor gives the CPU token back, and
+    /// takes one again when it is `Ready`.
+    Idle,
     Ready {
         handshake: HandshakeInfo,
         stdout: StdoutRecord,

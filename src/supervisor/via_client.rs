@@ -68,11 +68,17 @@ fn until_ready(
     client: &mut Client,
     result: &mut Observation,
     record: &mut StdoutRecord,
+    link: &Link,
 ) -> Option<Pidfd> {
     let mut server = None;
+    let mut idle = false;
     while let Some(ev) = recv::<ClientEvent>(&mut client.events) {
         match ev {
             ClientEvent::Spawned { pid } => server = Pidfd::open(pid).ok(),
+            ClientEvent::Idle => {
+                link.free_cpu();
+                idle = true;
+            }
             ClientEvent::Failed {
                 error,
                 stdout,
@@ -86,6 +92,9 @@ fn until_ready(
             ClientEvent::Ready { handshake, stdout } => {
                 result.handshake = Some(handshake);
                 *record = stdout;
+                if idle {
+                    link.need_cpu();
+                }
                 return server;
             }
             ClientEvent::Exiting { .. } => return None,
@@ -262,7 +271,7 @@ pub fn run(spec: &CaseSpec, helper: &Path, link: &Link) -> Observation {
     link.need_cpu();
     send(&mut client.stdin, spec);
     let mut record = StdoutRecord::default();
-    let Some(server) = until_ready(&mut client, &mut result, &mut record) else {
+    let Some(server) = until_ready(&mut client, &mut result, &mut record, link) else {
         link.free_cpu();
         no_handshake(&mut client, &mut result);
         if let Some(e) = result.error.take() {
