@@ -11,6 +11,18 @@ pub fn try_lock_exclusive(file: File) -> Result<Flock<File>, File> {
     Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock).map_err(|(f, _busy)| f)
 }
 
+/// Takes an exclusive `flock` on `file`, waiting in the kernel's queue while another open
+/// file description holds it; gives the file back if it cannot be locked.
+pub fn lock_exclusive(mut file: File) -> Result<Flock<File>, File> {
+    loop {
+        match Flock::lock(file, nix::fcntl::FlockArg::LockExclusive) {
+            Ok(held) => return Ok(held),
+            Err((f, nix::errno::Errno::EINTR)) => file = f,
+            Err((f, _)) => return Err(f),
+        }
+    }
+}
+
 /// The effective user id, for per-user paths.
 pub fn euid() -> u32 {
     nix::unistd::geteuid().as_raw()
