@@ -276,13 +276,17 @@ fn outside_a_checkout_errors_name_the_users_paths_once() {
 }
 
 /// `cargo` for a crate of its own: none of the outer `cargo test`'s variables (its
-/// manifest dir, target dir, package name, ...) leak into it.
+/// manifest dir, target dir, package name, build-script output, ...) leak into it. Build
+/// scripts that read `OUT_DIR` (ring's) would otherwise be rebuilt, with everything above
+/// them, whenever the outer one changed.
 fn inner_cargo() -> Command {
     let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     for (k, _) in std::env::vars_os() {
-        if k.to_str()
-            .is_some_and(|k| k.starts_with("CARGO_") && k != "CARGO_HOME")
-        {
+        if k.to_str().is_some_and(|k| {
+            (k.starts_with("CARGO_") && k != "CARGO_HOME")
+                || k == "OUT_DIR"
+                || k == "RUSTC_BOOTSTRAP"
+        }) {
             c.env_remove(k);
         }
     }
@@ -343,7 +347,18 @@ fn the_packaged_crate_builds_a_binary_that_passes_the_relocated_checks() {
         .output()
         .unwrap();
     assert!(out.status.success(), "tar: {}", said(&out));
-    let src = unpacked.path().join(&name);
+    // Built from one place per checkout, outside it, that keeps the files the package did
+    // not change: the build is then as incremental as the checkout's own (a fresh directory
+    // each run compiled the whole crate again, a minute of CPU).
+    let place = std::env::temp_dir().join(format!(
+        "mcp-shutdown-package-check-{}",
+        ROOT.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+    ));
+    fs::create_dir_all(&place).unwrap();
+    let lock = fs::File::create(place.with_extension("lock")).unwrap();
+    lock.lock().unwrap();
+    let src = place.join(&name);
+    sync_tree(&unpacked.path().join(&name), &src);
     // What the packaged crate embeds: the suite's sources, never what setups install.
     for f in [
         "conformance/servers/node-1.30.0-timer.toml",
@@ -373,4 +388,33 @@ fn the_packaged_crate_builds_a_binary_that_passes_the_relocated_checks() {
         said(&out)
     );
     relocated_checks(&target.join("debug/mcp-shutdown"));
+}
+
+/// Makes `to` hold exactly the files of `from`: a file whose content is the same is left
+/// alone (its modification time too, so cargo does not rebuild for it), the others are
+/// copied or removed.
+fn sync_tree(from: &Path, to: &Path) {
+    fn files(root: &Path, dir: &Path, out: &mut std::collections::BTreeSet<PathBuf>) {
+        for e in fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                files(root, &p, out);
+            } else {
+                out.insert(p.strip_prefix(root).unwrap().to_path_buf());
+            }
+        }
+    }
+    let (mut new, mut old) = Default::default();
+    files(from, from, &mut new);
+    files(to, to, &mut old);
+    for f in old.difference(&new) {
+        fs::remove_file(to.join(f)).unwrap();
+    }
+    for f in &new {
+        let (a, b) = (from.join(f), to.join(f));
+        if fs::read(&b).ok() != Some(fs::read(&a).unwrap()) {
+            fs::create_dir_all(b.parent().unwrap()).unwrap();
+            fs::copy(&a, &b).unwrap();
+        }
+    }
 }
