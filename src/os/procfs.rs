@@ -47,28 +47,67 @@ fn read_stat(pid: i32) -> Option<(String, char, i32, i32, i32, u64)> {
 
 /// Reads one process from `/proc`; `None` if it is gone.
 pub fn proc_info(pid: i32) -> Option<ProcInfo> {
-    let (comm, state, ppid, pgid, sid, start_ticks) = read_stat(pid)?;
-    let cmdline = fs::read(format!("/proc/{pid}/cmdline"))
-        .ok()
-        .map(|b| {
-            let s: Vec<String> = b
-                .split(|&c| c == 0)
-                .filter(|p| !p.is_empty())
-                .map(|p| String::from_utf8_lossy(p).into_owned())
-                .collect();
-            s.join(" ")
+    Stat::read(pid).map(Stat::with_cmdline)
+}
+
+/// A process's `stat` alone: what the scans filter on before paying for its command line
+/// (reading `cmdline` or `environ` walks the process's memory, several times a `stat`).
+struct Stat {
+    pid: i32,
+    comm: String,
+    state: char,
+    ppid: i32,
+    pgid: i32,
+    sid: i32,
+    start_ticks: u64,
+}
+
+impl Stat {
+    fn read(pid: i32) -> Option<Self> {
+        let (comm, state, ppid, pgid, sid, start_ticks) = read_stat(pid)?;
+        Some(Self {
+            pid,
+            comm,
+            state,
+            ppid,
+            pgid,
+            sid,
+            start_ticks,
         })
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| format!("[{comm}]"));
-    Some(ProcInfo {
-        pid,
-        ppid,
-        pgid,
-        sid,
-        state,
-        cmdline,
-        start_ticks,
-    })
+    }
+
+    fn is_zombie(&self) -> bool {
+        self.state == 'Z' || self.state == 'X'
+    }
+
+    fn with_cmdline(self) -> ProcInfo {
+        let pid = self.pid;
+        let cmdline = fs::read(format!("/proc/{pid}/cmdline"))
+            .ok()
+            .map(|b| {
+                let s: Vec<String> = b
+                    .split(|&c| c == 0)
+                    .filter(|p| !p.is_empty())
+                    .map(|p| String::from_utf8_lossy(p).into_owned())
+                    .collect();
+                s.join(" ")
+            })
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| format!("[{}]", self.comm));
+        ProcInfo {
+            pid,
+            ppid: self.ppid,
+            pgid: self.pgid,
+            sid: self.sid,
+            state: self.state,
+            cmdline,
+            start_ticks: self.start_ticks,
+        }
+    }
+}
+
+fn all_stats() -> Vec<Stat> {
+    pids().into_iter().filter_map(Stat::read).collect()
 }
 
 fn pids() -> Vec<i32> {
@@ -95,36 +134,44 @@ pub fn threads(pid: i32) -> Vec<i32> {
 
 /// The live children of `parent`.
 pub fn children(parent: i32) -> Vec<ProcInfo> {
-    all_processes()
+    all_stats()
         .into_iter()
         .filter(|p| p.ppid == parent && !p.is_zombie())
+        .map(Stat::with_cmdline)
         .collect()
 }
 
 /// All descendants of `root` (children, grandchildren, ...), zombies included, parents
 /// before children.
 pub fn descendants(root: i32) -> Vec<ProcInfo> {
-    let all = all_processes();
+    let mut all: Vec<Option<Stat>> = all_stats().into_iter().map(Some).collect();
     let mut out: Vec<ProcInfo> = Vec::new();
     let mut frontier = vec![root];
     while let Some(p) = frontier.pop() {
-        for child in all.iter().filter(|c| c.ppid == p) {
-            if !out.iter().any(|o| o.pid == child.pid) {
+        for slot in all.iter_mut() {
+            if slot.as_ref().is_some_and(|c| c.ppid == p) {
+                let child = slot.take().expect("just checked");
                 frontier.push(child.pid);
-                out.push(child.clone());
+                out.push(child.with_cmdline());
             }
         }
     }
     out
 }
 
+/// The live members of process group `pgid` (no command lines: this is read between a
+/// trigger and the exit it times).
+pub fn group_members(pgid: i32) -> Vec<i32> {
+    all_stats()
+        .into_iter()
+        .filter(|p| p.pgid == pgid && !p.is_zombie())
+        .map(|p| p.pid)
+        .collect()
+}
+
 /// Live children of `pid`, by command line.
 pub fn live_children(pid: i32) -> Vec<String> {
-    all_processes()
-        .into_iter()
-        .filter(|p| p.ppid == pid && !p.is_zombie())
-        .map(|p| p.cmdline)
-        .collect()
+    children(pid).into_iter().map(|p| p.cmdline).collect()
 }
 
 /// Live processes (other than this one) whose environment holds `var=value`: every process
@@ -132,13 +179,14 @@ pub fn live_children(pid: i32) -> Vec<String> {
 pub fn with_env(var: &str, value: &str) -> Vec<ProcInfo> {
     let needle = format!("{var}={value}");
     let me = own_pid();
-    all_processes()
+    all_stats()
         .into_iter()
         .filter(|p| p.pid != me && !p.is_zombie())
         .filter(|p| {
             fs::read(format!("/proc/{}/environ", p.pid))
                 .is_ok_and(|e| e.split(|&b| b == 0).any(|v| v == needle.as_bytes()))
         })
+        .map(Stat::with_cmdline)
         .collect()
 }
 

@@ -33,9 +33,9 @@ pub fn signal_group_of(pid: i32, sig: SignalName) {
         let _ = signal_group(pgid, sig);
         return;
     }
-    for p in super::procfs::all_processes() {
-        if p.pgid == pgid && p.pid != own_pid() && !p.is_zombie() {
-            signal_pid(p.pid, sig);
+    for p in super::procfs::group_members(pgid) {
+        if p != own_pid() {
+            signal_pid(p, sig);
         }
     }
 }
