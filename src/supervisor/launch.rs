@@ -127,7 +127,7 @@ pub struct OwnTime<'a> {
 /// How long the tree must sit idle and silent during the handshake before its CPU token goes
 /// back: ten slices, so that a start-up's short pauses (a disk read, a child being spawned)
 /// keep it.
-pub const IDLE_HANDSHAKE_MS: u64 = 500;
+const IDLE_HANDSHAKE_MS: u64 = 500;
 
 impl<'a> OwnTime<'a> {
     /// Counting from `start_ns` (the launch), which the sampler's tree started at.
