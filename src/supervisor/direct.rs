@@ -109,22 +109,15 @@ fn start(
     // not depend on load (some servers finish starting up after the handshake). A tree that
     // sat idle in the handshake gave it back, and takes one again before its trigger.
     if !spec.scenario.stdin_null {
-        let mut idle = false;
-        let handshake = handshake(&mut run, spec.protocol, &spec.budgets, &mut || {
-            link.free_cpu();
-            idle = true;
-        });
-        match handshake {
+        match handshake(&mut run, spec.protocol, &spec.budgets, &mut || {
+            link.free_cpu()
+        }) {
             Ok(h) => {
                 result.handshake = Some(h);
-                if idle {
-                    link.need_cpu();
-                }
+                link.need_cpu();
             }
             Err((e, bound)) => {
-                if !idle {
-                    link.free_cpu();
-                }
+                link.free_cpu();
                 result.error = Some(tap.explain(e));
                 result.machine_bound = bound;
                 finish(result, &run.stdout_record(), tap, &[], &[]);

@@ -65,6 +65,10 @@ impl Stamps {
         self.held_since_ns.store(mono_ns(), Ordering::SeqCst);
     }
 
+    fn holding(&self) -> bool {
+        self.held_since_ns.load(Ordering::SeqCst) != 0
+    }
+
     fn given_back(&self, now_ns: u64) {
         let since = self.held_since_ns.swap(0, Ordering::SeqCst);
         if since != 0 {
@@ -116,10 +120,14 @@ impl Link {
         send(&mut std::io::stdout().lock(), msg);
     }
 
-    /// Blocks until the harness grants a CPU token. The deadline does not run meanwhile:
-    /// on a busy machine (many cases, or other harnesses sharing the tokens) the wait can
-    /// outlast any deadline, and it says nothing about the case.
+    /// Blocks until the harness grants a CPU token; at once if this case holds one. The
+    /// deadline does not run meanwhile: on a busy machine (many cases, or other harnesses
+    /// sharing the tokens) the wait can outlast any deadline, and it says nothing about the
+    /// case.
     pub fn need_cpu(&self) {
+        if self.stamps.holding() {
+            return;
+        }
         DEADLINE_NS.store(u64::MAX, Ordering::SeqCst);
         let asked = mono_ns();
         Self::say(&FromSupervisor::NeedCpu);
@@ -133,7 +141,11 @@ impl Link {
         set_deadline(self.deadline_ms);
     }
 
+    /// Gives the token back, if this case holds one.
     pub fn free_cpu(&self) {
+        if !self.stamps.holding() {
+            return;
+        }
         self.stamps.given_back(mono_ns());
         Self::say(&FromSupervisor::FreeCpu);
     }

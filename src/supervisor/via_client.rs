@@ -71,14 +71,10 @@ fn until_ready(
     link: &Link,
 ) -> Option<Pidfd> {
     let mut server = None;
-    let mut idle = false;
     while let Some(ev) = recv::<ClientEvent>(&mut client.events) {
         match ev {
             ClientEvent::Spawned { pid } => server = Pidfd::open(pid).ok(),
-            ClientEvent::Idle => {
-                link.free_cpu();
-                idle = true;
-            }
+            ClientEvent::Idle => link.free_cpu(),
             ClientEvent::Failed {
                 error,
                 stdout,
@@ -92,9 +88,8 @@ fn until_ready(
             ClientEvent::Ready { handshake, stdout } => {
                 result.handshake = Some(handshake);
                 *record = stdout;
-                if idle {
-                    link.need_cpu();
-                }
+                // Taken again if the server sat idle in its handshake and gave it back.
+                link.need_cpu();
                 return server;
             }
             ClientEvent::Exiting { .. } => return None,
