@@ -12,7 +12,10 @@ newest symbol version it needs (read from its ELF version-needs table), after ch
 links only the libraries every manylinux system has. Only the standard library is used; the
 output is byte-for-byte reproducible (file times from SOURCE_DATE_EPOCH, else 1980-01-01).
 
-Usage: dist-pypi.py --binary PATH --version V --readme FILE --launcher FILE --out DIR
+With `--plugin DIR` it also writes the pure-Python wheel of the pytest plugin
+(packaging/pytest-mcp-shutdown), at the same version and pinned to the binary's wheel.
+
+Usage: dist-pypi.py --binary PATH --version V --readme FILE --launcher FILE --out DIR [--plugin DIR]
 """
 
 from __future__ import annotations
@@ -148,9 +151,14 @@ def build_wheel(binary: Path, version: str, readme: Path, launcher: Path, out: P
             0o644,
         ),
     }
+    return write_wheel(files, dist, tag, out)
+
+
+def write_wheel(files: dict[str, tuple[bytes, int]], dist: str, tag: str, out: Path) -> Path:
+    """Zips `files` (path → content, mode) with their RECORD into `out/<dist>-<tag>.whl`."""
     record_path = f"{dist}.dist-info/RECORD"
     record = "".join(record_line(p, c) for p, (c, _) in files.items()) + f"{record_path},,\n"
-    files[record_path] = (record.encode(), 0o644)
+    files = {**files, record_path: (record.encode(), 0o644)}
 
     epoch = int(os.environ.get("SOURCE_DATE_EPOCH", "315532800"))
     stamp = time.gmtime(max(epoch, 315532800))[:6]
@@ -169,6 +177,55 @@ def build_wheel(binary: Path, version: str, readme: Path, launcher: Path, out: P
     return wheel
 
 
+def build_plugin_wheel(src: Path, version: str, out: Path) -> Path:
+    """The pure-Python wheel of the pytest plugin in `src` (its pyproject.toml says what it
+    is), at `version`, depending on the binary's wheel of the same version."""
+    try:
+        import tomllib
+    except ImportError:
+        raise DistError("building the pytest plugin's wheel needs Python 3.11+ (tomllib)") from None
+    project = tomllib.loads((src / "pyproject.toml").read_text())["project"]
+    name = project["name"]
+    deps = [
+        f"{NAME}=={version}" if re.match(rf"{NAME}\b", d) else d for d in project["dependencies"]
+    ]
+    dist = f"{name.replace('-', '_')}-{version}"
+    meta = (
+        "Metadata-Version: 2.1\n"
+        f"Name: {name}\n"
+        f"Version: {version}\n"
+        f"Summary: {project['description']}\n"
+        f"License: {project['license']['text']}\n"
+        f"Keywords: {','.join(project['keywords'])}\n"
+        + "".join(f"Classifier: {c}\n" for c in project["classifiers"])
+        + f"Requires-Python: {project['requires-python']}\n"
+        + "".join(f"Requires-Dist: {d}\n" for d in deps)
+        + "Description-Content-Type: text/markdown\n\n"
+        + (src / project["readme"]).read_text()
+    )
+    points = "".join(
+        f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in entries.items()) + "\n"
+        for group, entries in project["entry-points"].items()
+    )
+    package = src / "pytest_mcp_shutdown"
+    files = {
+        f"pytest_mcp_shutdown/{f.name}": (f.read_bytes(), 0o644)
+        for f in sorted(package.glob("*.py"))
+    }
+    files[f"{dist}.dist-info/METADATA"] = (meta.encode(), 0o644)
+    files[f"{dist}.dist-info/entry_points.txt"] = (points.encode(), 0o644)
+    files[f"{dist}.dist-info/WHEEL"] = (
+        (
+            "Wheel-Version: 1.0\n"
+            "Generator: mcp-shutdown-conformance scripts/dist-pypi.py\n"
+            "Root-Is-Purelib: true\n"
+            "Tag: py3-none-any\n"
+        ).encode(),
+        0o644,
+    )
+    return write_wheel(files, dist, "py3-none-any", out)
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--binary", type=Path, required=True)
@@ -176,12 +233,15 @@ def main(argv: list[str]) -> int:
     p.add_argument("--readme", type=Path, required=True)
     p.add_argument("--launcher", type=Path, required=True)
     p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--plugin", type=Path, help="the pytest plugin's directory: its wheel too")
     a = p.parse_args(argv)
     try:
         for f in (a.binary, a.readme, a.launcher):
             if not f.is_file():
                 raise DistError(f"{f}: no such file")
         print(build_wheel(a.binary, a.version, a.readme, a.launcher, a.out))
+        if a.plugin:
+            print(build_plugin_wheel(a.plugin, a.version, a.out))
     except DistError as e:
         print(f"dist-pypi: {e}", file=sys.stderr)
         return 2

@@ -61,6 +61,14 @@ pub enum Cmd {
         /// repeatable.
         #[arg(long = "path", value_name = "TRIGGER", requires = "real_host")]
         paths: Vec<String>,
+        /// Run again whenever a file changes (under the current directory, or the
+        /// `--watch-path`s), showing only what changed since the last run; Ctrl-C stops.
+        #[arg(long, conflicts_with = "real_host")]
+        watch: bool,
+        /// With `--watch`: watch this file or directory (recursively) instead of the current
+        /// directory; repeatable.
+        #[arg(long = "watch-path", value_name = "PATH", requires = "watch")]
+        watch_paths: Vec<PathBuf>,
         /// The server command and its arguments.
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<String>,
@@ -120,6 +128,10 @@ pub enum ReportCmd {
         /// The directory `--format conformance` writes its `checks.json` files into.
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+        /// With `--format github`: the file (and line) the annotations point at, e.g. the
+        /// workflow step or manifest that names the server.
+        #[arg(long, value_name = "FILE[:LINE]")]
+        at: Option<crate::render::github::Location>,
     },
     /// Convert a baseline between our TOML and the official suite's YAML (by the files'
     /// extensions: `.yaml`/`.yml` is the official form).
@@ -229,6 +241,12 @@ pub struct RunOpts {
     /// Ignore any baseline.
     #[arg(long, conflicts_with_all = ["baseline", "expected_failures"])]
     pub no_baseline: bool,
+    /// Compare with a saved JSON report (of an earlier run, e.g. the main branch's): what got
+    /// better or worse is printed (on stderr; appended to Markdown output). The exit code is
+    /// then 1 only for a regression: a rule newly missed at `--fail-on`'s level, or a SHOULD
+    /// that became a MUST; misses the saved report had too do not fail. Replaces any baseline.
+    #[arg(long, value_name = "REPORT.json", conflicts_with_all = ["baseline", "expected_failures"])]
+    pub diff_against: Option<PathBuf>,
     /// Write the baseline that makes this run pass, then exit as usual (TOML; the official
     /// YAML for a file named `*.yaml` or `*.yml`).
     #[arg(long, value_name = "FILE")]

@@ -305,6 +305,7 @@ pub fn real_host(
         .as_deref()
         .map(crate::config::baseline::Baseline::load)
         .transpose()?;
+    let against = crate::cli::run::saved_report(&plan)?;
     let harness = crate::cli::run::harness_of(&plan, baseline.as_ref())?;
     let cache = locate::user_cache();
     let (exe, _) = install::ensure(&cache, host.package, host.bin, &version)?;
@@ -319,7 +320,13 @@ pub fn real_host(
         eprintln!("mcp-shutdown: {line}");
     }
     let report = harness.report(judged.servers, judged.scenarios.iter(), judged.results);
-    crate::cli::run::conclude(&plan, baseline.as_ref(), &report, started.elapsed())
+    crate::cli::run::conclude(
+        &plan,
+        baseline.as_ref(),
+        against.as_ref(),
+        &report,
+        started.elapsed(),
+    )
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ pub mod host;
 pub mod plan;
 mod run;
 mod sdk;
+mod watch;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -87,7 +88,26 @@ pub fn run() -> Result<ExitCode, Error> {
             real_host: Some(host),
             paths,
             command,
+            ..
         } => host::real_host(&opts, &host, &paths, &command),
+        Cmd::Check {
+            opts,
+            command,
+            watch: true,
+            watch_paths,
+            ..
+        } => {
+            let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+            let server = manifest::adhoc(&command[0], &command[1..], &cwd);
+            let plan = plan::plan(
+                &opts,
+                &[server],
+                None,
+                &Catalogue::bundled(),
+                &Profiles::bundled(),
+            )?;
+            watch::watch(plan, watch_paths)
+        }
         Cmd::Check { opts, command, .. } => {
             let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
             let server = manifest::adhoc(&command[0], &command[1..], &cwd);
@@ -173,9 +193,15 @@ fn report(action: ReportCmd) -> Result<ExitCode, Error> {
             format,
             pruned,
             out,
+            at,
         } => {
             let r = load_report(&from)?;
-            if format == render::Format::Conformance {
+            if at.is_some() && format != render::Format::Github {
+                return Err(Error::Usage("--at is for --format github".into()));
+            }
+            if format == render::Format::Github {
+                print!("{}", render::github::render(&r, at.as_ref()));
+            } else if format == render::Format::Conformance {
                 let dir =
                     out.ok_or_else(|| Error::Usage("--format conformance needs --out DIR".into()))?;
                 // A saved report has no wall clock: its file's time is when it was made.

@@ -29,6 +29,8 @@ pub struct RunPlan {
     pub pruned: bool,
     pub outputs: Vec<(PathBuf, Format)>,
     pub baseline: Option<PathBuf>,
+    /// A saved report to compare with (`--diff-against`): only a regression fails the run.
+    pub diff_against: Option<PathBuf>,
     pub write_baseline: Option<PathBuf>,
     /// Where to write the official suite's YAML baseline too.
     pub write_expected_failures: Option<PathBuf>,
@@ -228,7 +230,8 @@ pub fn plan(
         format: opts.format,
         pruned: opts.pruned,
         outputs: outputs(opts)?,
-        baseline: if opts.no_baseline {
+        diff_against: opts.diff_against.clone(),
+        baseline: if opts.no_baseline || opts.diff_against.is_some() {
             None
         } else {
             opts.baseline

@@ -11,6 +11,7 @@ use crate::error::Error;
 use crate::exit_codes;
 use crate::harness::Harness;
 use crate::model::{JudgedCase, Owner, Report};
+use crate::render::changes::{self, Changes};
 use crate::render::{self, diff, Format};
 
 /// Stops every case's tree on Ctrl-C / SIGTERM / SIGHUP; the flag says it happened.
@@ -33,18 +34,42 @@ fn on_interrupt(harness: &Harness) -> Arc<AtomicBool> {
     interrupted
 }
 
-fn write_outputs(plan: &RunPlan, report: &Report) -> Result<(), Error> {
+/// A report in one format, with the changes since `--diff-against`'s report after a
+/// Markdown one (a pull request's comment, a job summary).
+fn rendered(report: &Report, format: Format, changes: Option<&(String, Changes)>) -> String {
+    let mut out = render::render(report, format);
+    if let (Format::Markdown, Some((since, changes))) = (format, changes) {
+        out.push('\n');
+        out.push_str(&changes.markdown(since));
+    }
+    out
+}
+
+fn write_outputs(
+    plan: &RunPlan,
+    report: &Report,
+    changes: Option<&(String, Changes)>,
+) -> Result<(), Error> {
     if plan.pruned && plan.format == Format::Text {
         print!("{}", diff::render_pruned(report));
     } else {
-        print!("{}", render::render(report, plan.format));
+        print!("{}", rendered(report, plan.format, changes));
     }
+    write_files(plan, report, changes)
+}
+
+/// The `--output` files and the baselines a plan asks for.
+pub fn write_files(
+    plan: &RunPlan,
+    report: &Report,
+    changes: Option<&(String, Changes)>,
+) -> Result<(), Error> {
     for (path, format) in &plan.outputs {
         if *format == Format::Conformance {
             super::write_conformance(report, path, std::time::SystemTime::now())?;
             continue;
         }
-        std::fs::write(path, render::render(report, *format)).map_err(Error::io(path))?;
+        std::fs::write(path, rendered(report, *format, changes)).map_err(Error::io(path))?;
     }
     if let Some(path) = &plan.write_baseline {
         let text = Baseline::from_report(report).to_file_text(path);
@@ -84,6 +109,8 @@ pub fn execute_with(
     finish: impl FnOnce(&mut Report) -> Result<(), Error>,
 ) -> Result<ExitCode, Error> {
     let baseline = plan.baseline.as_deref().map(Baseline::load).transpose()?;
+    // Read before the run: a report that cannot be read is a usage error now, not later.
+    let against = saved_report(&plan)?;
     let harness = harness_of(&plan, baseline.as_ref())?;
     let interrupted = on_interrupt(&harness);
     let started = std::time::Instant::now();
@@ -96,27 +123,48 @@ pub fn execute_with(
         return Ok(ExitCode::from(exit_codes::INTERRUPTED));
     }
     finish(&mut report)?;
-    conclude(&plan, baseline.as_ref(), &report, wall)
+    conclude(&plan, baseline.as_ref(), against.as_ref(), &report, wall)
 }
 
-/// Writes a judged report where the plan says, compares it with the baseline, says on stderr
-/// what has no verdict and where the time went, and gives the exit code.
+/// The report `--diff-against` names, read and checked.
+pub fn saved_report(plan: &RunPlan) -> Result<Option<Report>, Error> {
+    plan.diff_against
+        .as_deref()
+        .map(super::load_report)
+        .transpose()
+}
+
+/// Writes a judged report where the plan says, compares it with the baseline or the saved
+/// report (`against`), says on stderr what has no verdict and where the time went, and gives
+/// the exit code.
 pub fn conclude(
     plan: &RunPlan,
     baseline: Option<&Baseline>,
+    against: Option<&Report>,
     report: &Report,
     wall: std::time::Duration,
 ) -> Result<ExitCode, Error> {
-    write_outputs(plan, report)?;
-    let failed = match baseline {
-        Some(b) => {
+    let changes = against.map(|old| {
+        let since = plan
+            .diff_against
+            .as_deref()
+            .map_or_else(|| "the saved report".into(), |p| p.display().to_string());
+        (since, changes::compare(old, report))
+    });
+    write_outputs(plan, report, changes.as_ref())?;
+    let failed = match (baseline, &changes) {
+        (_, Some((since, changes))) => {
+            eprint!("{}", changes.text(since));
+            changes.regressed(plan.fail_threshold)
+        }
+        (Some(b), None) => {
             let cmp = b.compare(report);
             if plan.format == Format::Text || cmp.fails() {
                 eprint!("{}", cmp.render());
             }
             cmp.fails()
         }
-        None => report.fails(plan.fail_threshold),
+        (None, None) => report.fails(plan.fail_threshold),
     };
     for line in no_verdict_lines(report) {
         eprintln!("mcp-shutdown: {line}");

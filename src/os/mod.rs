@@ -22,6 +22,7 @@ pub mod spawn;
 pub mod terminal;
 pub mod tracer;
 pub mod tree;
+pub mod watch;
 
 pub use clock::{mono_ns, ms_between};
 pub use pidfd::Pidfd;

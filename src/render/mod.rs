@@ -8,11 +8,15 @@
 //! - [`merge`]: joins shards; [`diff`]: what changed between two reports, and the pruned view;
 //! - [`conformance`]: the official MCP conformance suite's `checks.json` layout (a directory);
 //! - [`history`]: SDK versions side by side, and those not testable;
+//! - [`github`]: GitHub Actions annotations; [`changes`]: what got better or worse since a
+//!   saved report (`--diff-against`, `check --watch`);
 //! - [`present`]: the wording every format shares.
 
 pub mod badge;
+pub mod changes;
 pub mod conformance;
 pub mod diff;
+pub mod github;
 pub mod history;
 pub mod hosts;
 pub mod html;
@@ -55,6 +59,9 @@ pub enum Format {
     /// under a directory (`run --output DIR`, `report render --out DIR`); printed, the list
     /// of those files and their statuses.
     Conformance,
+    /// GitHub Actions workflow commands: an `::error` or `::warning` annotation per server and
+    /// missed rule, with the fix (`report render --at FILE:LINE` points them at a file).
+    Github,
 }
 
 impl Format {
@@ -75,6 +82,8 @@ impl Format {
             Format::Html => "html",
             // A directory: no file extension asks for it.
             Format::Conformance => "",
+            // Workflow commands are printed for the runner, never written to a file.
+            Format::Github => "",
         }
     }
 
@@ -103,6 +112,7 @@ pub fn render(report: &Report, format: Format) -> String {
         Format::Markdown => markdown::render(report),
         Format::Html => html::render(report),
         Format::Conformance => conformance::index(report),
+        Format::Github => github::render(report, None),
     };
     if !out.ends_with('\n') {
         out.push('\n');
