@@ -4,6 +4,8 @@
 #                                                              mcp-shutdown-conformance)
 #   mcp-shutdown-conformance-linux-x64-<version>.tgz           @mcp-shutdown-conformance/linux-x64,
 #                                                              the release binary
+#   mcp-shutdown-conformance-vitest-<version>.tgz              @mcp-shutdown-conformance/vitest,
+#                                                              the vitest/jest matchers
 # from packaging/npm/ and target/release/mcp-shutdown (built here with `cargo build --release
 # --locked`). The version is the crate's.
 #
@@ -14,6 +16,7 @@
 # Publish (in this order, so the launcher never points at a missing platform package):
 #   npm publish target/dist/npm/mcp-shutdown-conformance-linux-x64-<v>.tgz --access public
 #   npm publish target/dist/npm/mcp-shutdown-conformance-<v>.tgz
+#   npm publish target/dist/npm/mcp-shutdown-conformance-vitest-<v>.tgz --access public
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,9 +54,11 @@ mkdir -p "$stage/linux-x64/bin"
 install -m 0755 "$bin" "$stage/linux-x64/bin/mcp-shutdown"
 cp -R "$root/packaging/npm/mcp-shutdown-conformance" "$stage/main"
 chmod 0755 "$stage/main/bin/mcp-shutdown.js"
+cp -R "$root/packaging/npm/vitest" "$stage/vitest"
 
-# Stamp the version into both manifests and the launcher's dependency on its binary.
-node - "$version" "$stage/linux-x64/package.json" "$stage/main/package.json" <<'JS'
+# Stamp the version into the manifests, the launcher's dependency on its binary and the
+# matchers' on the launcher.
+node - "$version" "$stage/linux-x64/package.json" "$stage/main/package.json" "$stage/vitest/package.json" <<'JS'
 const fs = require('node:fs');
 const [version, ...files] = process.argv.slice(2);
 for (const file of files) {
@@ -62,15 +67,19 @@ for (const file of files) {
   for (const dep of Object.keys(pkg.optionalDependencies || {})) {
     pkg.optionalDependencies[dep] = version;
   }
+  for (const dep of Object.keys(pkg.dependencies || {})) {
+    if (dep.startsWith('mcp-shutdown-conformance')) pkg.dependencies[dep] = version;
+  }
   fs.writeFileSync(file, JSON.stringify(pkg, null, 2) + '\n');
 }
 JS
 
-for dir in linux-x64 main; do
+for dir in linux-x64 main vitest; do
   (cd "$stage/$dir" && npm pack --silent --pack-destination "$out" >/dev/null) ||
     die "npm pack failed in $stage/$dir"
 done
-for f in "mcp-shutdown-conformance-linux-x64-$version.tgz" "mcp-shutdown-conformance-$version.tgz"; do
+for f in "mcp-shutdown-conformance-linux-x64-$version.tgz" "mcp-shutdown-conformance-$version.tgz" \
+  "mcp-shutdown-conformance-vitest-$version.tgz"; do
   [ -f "$out/$f" ] || die "npm pack did not write $out/$f"
   echo "$out/$f"
 done

@@ -24,6 +24,21 @@ words() {
   set +f
 }
 
+# `FILE:LINE` of this step's `command:` (or `manifests:`) input in the workflow file that ran
+# it (GITHUB_WORKFLOW_REF: owner/repo/PATH@REF), or of the `uses:` line naming this action;
+# the file alone when no line matches; nothing outside a workflow.
+workflow_step_line() {
+  local ref=${GITHUB_WORKFLOW_REF:-} file key value n
+  [ -n "$ref" ] || return 0
+  file=${ref#*/*/}
+  file=${file%@*}
+  [ -f "${GITHUB_WORKSPACE:-.}/$file" ] || return 0
+  if [ -n "${INPUT_COMMAND:-}" ]; then key=command value=$INPUT_COMMAND; else key=manifests value=$INPUT_MANIFESTS; fi
+  n=$(grep -n -F -- "$key: ${value%%$'\n'*}" "${GITHUB_WORKSPACE:-.}/$file" | head -n 1 | cut -d: -f1)
+  [ -n "$n" ] || n=$(grep -n -E "uses:.*mcp-shutdown" "${GITHUB_WORKSPACE:-.}/$file" | head -n 1 | cut -d: -f1)
+  echo "$file${n:+:$n}"
+}
+
 args=()
 if [ -n "${INPUT_COMMAND:-}" ] && [ -n "${INPUT_MANIFESTS:-}" ]; then
   die "give either command or manifests, not both"
@@ -58,6 +73,16 @@ if [ -n "${INPUT_BASELINE:-}" ]; then
   args+=(--baseline "$INPUT_BASELINE")
 fi
 [ -n "${INPUT_FAIL_ON:-}" ] && args+=(--fail-on "$INPUT_FAIL_ON")
+against=()
+if [ -n "${INPUT_DIFF_AGAINST:-}" ]; then
+  [ -f "$INPUT_DIFF_AGAINST" ] || die "diff-against: $INPUT_DIFF_AGAINST does not exist"
+  against=(--diff-against "$(cd "$(dirname "$INPUT_DIFF_AGAINST")" && pwd)/$(basename "$INPUT_DIFF_AGAINST")")
+  args+=("${against[@]}")
+fi
+case ${INPUT_ANNOTATIONS:-true} in
+true | false) ;;
+*) die "annotations: '$INPUT_ANNOTATIONS' is neither true nor false" ;;
+esac
 words extra "${INPUT_ARGS:-}"
 args+=("${extra[@]}")
 
@@ -65,6 +90,7 @@ words formats "${INPUT_FORMATS:-markdown junit html}"
 for f in "${formats[@]}"; do
   case $f in
   text | json | junit | markdown | html | conformance) ;;
+  sarif) die "formats: use the sarif input (a file path) for SARIF" ;;
   *) die "formats: unknown format '$f' (text json junit markdown html conformance)" ;;
   esac
 done
@@ -108,7 +134,25 @@ for f in "${formats[@]}"; do
   esac
 done
 if [ "${INPUT_SUMMARY:-true}" = true ] && [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
-  render --format markdown >>"$GITHUB_STEP_SUMMARY"
+  render --format markdown "${against[@]}" >>"$GITHUB_STEP_SUMMARY"
+fi
+if [ "$INPUT_ANNOTATIONS" = true ]; then
+  # An annotation per server and missed rule, at the line of the workflow step that names the
+  # server (its `command:` or `manifests:` input): that is where the check is asked for, in
+  # every repository, and the message carries what held the server and the fix. (The line in
+  # the server's own code that holds it open is not knowable from outside the process.)
+  at=$(workflow_step_line)
+  render --format github ${at:+--at "$at"}
+fi
+if [ -n "${INPUT_SARIF:-}" ]; then
+  # Code scanning: upload it with github/codeql-action/upload-sarif (see packaging/README.md).
+  sarif=$(realpath -m -- "$INPUT_SARIF")
+  mkdir -p "$(dirname "$sarif")"
+  if render --format sarif >"$sarif"; then
+    echo "sarif=$sarif" >>"$GITHUB_OUTPUT"
+  else
+    echo "::error title=mcp-shutdown::could not write the SARIF report $INPUT_SARIF"
+  fi
 fi
 if [ -n "${INPUT_BADGES:-}" ]; then
   "$bin" report badges --from "$report" --out "$INPUT_BADGES"

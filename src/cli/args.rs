@@ -132,6 +132,10 @@ pub enum ReportCmd {
         /// workflow step or manifest that names the server.
         #[arg(long, value_name = "FILE[:LINE]")]
         at: Option<crate::render::github::Location>,
+        /// With `--format text` or `markdown`: what got better or worse since this saved
+        /// report, after the report.
+        #[arg(long, value_name = "REPORT.json")]
+        diff_against: Option<PathBuf>,
     },
     /// Convert a baseline between our TOML and the official suite's YAML (by the files'
     /// extensions: `.yaml`/`.yml` is the official form).

@@ -194,12 +194,26 @@ fn report(action: ReportCmd) -> Result<ExitCode, Error> {
             pruned,
             out,
             at,
+            diff_against,
         } => {
             let r = load_report(&from)?;
             if at.is_some() && format != render::Format::Github {
                 return Err(Error::Usage("--at is for --format github".into()));
             }
-            if format == render::Format::Github {
+            if let Some(old) = diff_against {
+                let changes = render::changes::compare(&load_report(&old)?, &r);
+                let since = old.display().to_string();
+                let after = match format {
+                    render::Format::Text => changes.text(&since),
+                    render::Format::Markdown => format!("\n{}", changes.markdown(&since)),
+                    _ => {
+                        return Err(Error::Usage(
+                            "--diff-against renders with --format text or markdown".into(),
+                        ))
+                    }
+                };
+                print!("{}{after}", render::render(&r, format));
+            } else if format == render::Format::Github {
                 print!("{}", render::github::render(&r, at.as_ref()));
             } else if format == render::Format::Conformance {
                 let dir =

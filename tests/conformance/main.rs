@@ -1,16 +1,19 @@
 //! The suite's own tests: every bundled manifest × scenario against a real run (snapshotted
 //! as verdict classes, never milliseconds), the hostile fixtures, and the command line.
 
+mod act;
 mod alloc_meter;
 mod bundled;
 mod census;
 mod cli;
 mod client_ladders;
+mod diff_against;
 mod hostile;
 mod hosts;
 mod interrupt;
 mod official;
 mod packaging;
+mod plugins;
 mod relocated;
 mod repeat;
 mod reports;
@@ -18,6 +21,7 @@ mod robust;
 mod sdk;
 mod skip;
 mod support;
+mod watch;
 mod yours;
 
 #[global_allocator]

@@ -35,11 +35,11 @@ const TYPESCRIPT: &str = "5.9.3";
 const ZOD: &str = "4.3.6";
 const TYPES_NODE: &str = "20.19.43";
 
-fn target_dir() -> &'static Path {
+pub(crate) fn target_dir() -> &'static Path {
     Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap()
 }
 
-fn tempdir(prefix: &str) -> tempfile::TempDir {
+pub(crate) fn tempdir(prefix: &str) -> tempfile::TempDir {
     tempfile::Builder::new()
         .prefix(prefix)
         .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
@@ -56,7 +56,7 @@ fn hostile(name: &str) -> PathBuf {
 
 /// `program` under `timeout` (SIGTERM after `seconds`, SIGKILL 5 s later), stdin closed,
 /// without the caller's npm and pip configuration getting in the way.
-fn bounded(seconds: u32, program: impl AsRef<OsStr>) -> Command {
+pub(crate) fn bounded(seconds: u32, program: impl AsRef<OsStr>) -> Command {
     let mut c = Command::new("timeout");
     c.args(["-k", "5", &seconds.to_string()])
         .arg(program)
@@ -69,7 +69,7 @@ fn bounded(seconds: u32, program: impl AsRef<OsStr>) -> Command {
     c
 }
 
-fn said(out: &Output) -> String {
+pub(crate) fn said(out: &Output) -> String {
     let timed_out = if out.status.code() == Some(124) {
         " (timed out)"
     } else {
@@ -84,7 +84,7 @@ fn said(out: &Output) -> String {
 }
 
 /// Runs to completion; panics with everything it said unless it succeeded.
-fn ok(cmd: &mut Command, what: &str) -> Output {
+pub(crate) fn ok(cmd: &mut Command, what: &str) -> Output {
     let out = cmd
         .output()
         .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
@@ -98,7 +98,7 @@ fn json(out: &Output) -> Value {
 }
 
 /// Runs `f` holding an exclusive lock on `target/test-tools/<name>.lock`.
-fn locked<T>(name: &str, f: impl FnOnce() -> T) -> T {
+pub(crate) fn locked<T>(name: &str, f: impl FnOnce() -> T) -> T {
     let dir = target_dir().join("test-tools");
     fs::create_dir_all(&dir).unwrap();
     let file = fs::File::create(dir.join(format!("{name}.lock"))).unwrap();
@@ -111,10 +111,14 @@ fn locked<T>(name: &str, f: impl FnOnce() -> T) -> T {
 }
 
 /// The packages, built once per test binary and cached across processes.
-struct Dist {
-    npm_main: PathBuf,
-    npm_platform: PathBuf,
-    wheel: PathBuf,
+pub(crate) struct Dist {
+    pub npm_main: PathBuf,
+    pub npm_platform: PathBuf,
+    /// The vitest/jest matchers.
+    pub npm_vitest: PathBuf,
+    pub wheel: PathBuf,
+    /// The pytest plugin's wheel.
+    pub plugin_wheel: PathBuf,
 }
 
 /// What the packages are made of: the binary and every packaging source.
@@ -128,7 +132,11 @@ fn dist_key() -> String {
         root.join("scripts/dist-pypi.sh"),
         root.join("scripts/dist-pypi.py"),
     ];
-    for d in ["packaging/npm", "packaging/pypi"] {
+    for d in [
+        "packaging/npm",
+        "packaging/pypi",
+        "packaging/pytest-mcp-shutdown",
+    ] {
         let walk = walk(&root.join(d));
         files.extend(walk);
     }
@@ -153,7 +161,7 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn dist() -> &'static Dist {
+pub(crate) fn dist() -> &'static Dist {
     static DIST: OnceLock<Dist> = OnceLock::new();
     DIST.get_or_init(|| {
         let base = target_dir().join("test-tools/packaging-dist");
@@ -164,15 +172,22 @@ fn dist() -> &'static Dist {
                 build_dist(&dir);
             }
         });
-        let wheel = fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| p.extension().is_some_and(|e| e == "whl"))
-            .expect("a wheel");
+        let wheel = |prefix: &str| {
+            fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| {
+                    let name = p.file_name().unwrap().to_string_lossy();
+                    name.starts_with(prefix) && name.ends_with(".whl")
+                })
+                .unwrap_or_else(|| panic!("no {prefix}*.whl in {}", dir.display()))
+        };
         Dist {
             npm_main: dir.join(format!("mcp-shutdown-conformance-{VERSION}.tgz")),
             npm_platform: dir.join(format!("mcp-shutdown-conformance-linux-x64-{VERSION}.tgz")),
-            wheel,
+            npm_vitest: dir.join(format!("mcp-shutdown-conformance-vitest-{VERSION}.tgz")),
+            wheel: wheel("mcp_shutdown_conformance-"),
+            plugin_wheel: wheel("pytest_mcp_shutdown-"),
         }
     })
 }
@@ -198,21 +213,28 @@ fn build_dist(dir: &Path) {
         "scripts/dist-npm.sh",
     );
     let printed = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert_eq!(printed.lines().count(), 2, "{printed}");
+    assert_eq!(printed.lines().count(), 3, "{printed}");
     let out = ok(
         bounded(300, Path::new(ROOT).join("scripts/dist-pypi.sh"))
             .env("MCP_SHUTDOWN_DIST_BIN", &bin)
             .env("MCP_SHUTDOWN_DIST_DIR", dir),
         "scripts/dist-pypi.sh",
     );
-    let wheel = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    assert!(Path::new(&wheel).is_file(), "{wheel}");
+    let wheels = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        wheels.lines().count(),
+        2,
+        "the binary's and the plugin's: {wheels}"
+    );
+    for wheel in wheels.lines() {
+        assert!(Path::new(wheel).is_file(), "{wheel}");
+    }
     let _ = fs::remove_dir_all(dir.join("npm-cache"));
     fs::write(dir.join(".done"), "").unwrap();
 }
 
 /// The Python of `target/test-tools/packaging-venv`, with uv and PyYAML.
-fn py_tools() -> PathBuf {
+pub(crate) fn py_tools() -> PathBuf {
     let venv = target_dir().join("test-tools/packaging-venv");
     let python = venv.join("bin/python");
     let stamp = venv.join(format!(".installed-{UV}-{PYYAML}"));

@@ -95,7 +95,10 @@ class Result:
 
     def explain(self) -> str:
         """The report's text and what the binary said on stderr, for a failed test."""
-        said = "\n".join(l for l in self.stderr.splitlines() if l.strip())
+        # The run's time line is for a person watching a terminal, not a failed test.
+        said = "\n".join(
+            l for l in self.stderr.splitlines() if l.strip() and not l.startswith("mcp-shutdown: time:")
+        )
         head = f"{shlex.join(self.argv)} exited {self.exit_code}"
         parts = [head, self.text.rstrip()]
         if said:

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Runs the GitHub Action (action.yml) end to end on a real Actions engine, nektos/act, in its
+# host mode (`-P ubuntu-latest=-self-hosted`: the job's steps run on this machine, no Docker):
+# packaging/action/act/e2e.yml checks a server that conforms and one that does not, through
+# `uses: ./`, with actionlint over the workflow and action.yml first. GitHub's own
+# actions/upload-artifact cannot be fetched here; act replaces it with the local stand-in in
+# packaging/action/act/upload-artifact (--local-repository), which copies what the Action
+# would upload into $MCP_SHUTDOWN_ACT_ARTIFACTS.
+#
+#   scripts/act-action.sh [LOG]     the act run's output goes to LOG too (default: stdout only)
+#
+# Environment:
+#   MCP_SHUTDOWN_BIN        the binary under test (default: target/release/mcp-shutdown, built)
+#   MCP_SHUTDOWN_DIST_DIR   where the npm tarballs of that binary are built (default: a temp dir)
+#   ACT, ACTIONLINT         the tools (default: in $GOBIN if set, else on PATH, else in ~/go/bin;
+#                           `go install`ed there at the versions below when missing)
+# Exits with act's status: 0 when both jobs did what e2e.yml expects.
+set -euo pipefail
+
+ACT_VERSION=v0.2.89
+ACTIONLINT_VERSION=v1.7.12
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+log=${1:-/dev/null}
+[ "$log" = /dev/null ] || : >"$log"
+
+die() {
+  echo "act-action: $*" >&2
+  exit 2
+}
+
+# A Go tool: $VAR; else in $GOBIN when set (installed there at its pinned version if
+# missing); else on PATH; else in ~/go/bin, installed there if missing.
+tool() {
+  local var=$1 name=$2 module=$3 version=$4 gobin
+  if [ -n "${!var:-}" ]; then echo "${!var}"; return; fi
+  if [ -z "${GOBIN:-}" ] && command -v "$name" >/dev/null; then command -v "$name"; return; fi
+  gobin=${GOBIN:-$(go env GOPATH 2>/dev/null)/bin}
+  if [ ! -x "$gobin/$name" ]; then
+    command -v go >/dev/null || die "$name is not installed and go is not on PATH to install it"
+    echo "act-action: go install $module@$version into $gobin" >&2
+    GOBIN=$gobin go install "$module@$version" >&2 || die "go install $module@$version failed"
+  fi
+  echo "$gobin/$name"
+}
+
+act=$(tool ACT act github.com/nektos/act "$ACT_VERSION")
+actionlint=$(tool ACTIONLINT actionlint github.com/rhysd/actionlint/cmd/actionlint "$ACTIONLINT_VERSION")
+
+bin=${MCP_SHUTDOWN_BIN:-}
+if [ -z "$bin" ]; then
+  (cd "$root" && cargo build --release --locked --bin mcp-shutdown)
+  bin=$root/target/release/mcp-shutdown
+fi
+bin=$(realpath "$bin")
+[ -x "$bin" ] || die "$bin is not executable"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/act-action.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+dist=${MCP_SHUTDOWN_DIST_DIR:-$work/dist}
+if ! ls "$dist"/mcp-shutdown-conformance-linux-x64-*.tgz >/dev/null 2>&1; then
+  MCP_SHUTDOWN_DIST_BIN=$bin MCP_SHUTDOWN_DIST_DIR=$dist "$root/scripts/dist-npm.sh" >/dev/null
+fi
+packages="$(ls "$dist"/mcp-shutdown-conformance-[0-9]*.tgz) $(ls "$dist"/mcp-shutdown-conformance-linux-x64-*.tgz)"
+
+echo "== actionlint $("$actionlint" --version | head -n 1)" | tee -a "$log"
+# actionlint reads action.yml through the workflow's `uses: ./`; shellcheck, where installed,
+# checks every run: script.
+(cd "$root" && "$actionlint" -no-color packaging/action/act/e2e.yml) 2>&1 | tee -a "$log"
+
+# act runs the workflow in a copy of the repository (its working tree, less target/ and the
+# fixtures' installs, which it need not copy) on this host.
+repo=$work/repo
+mkdir -p "$repo"
+(cd "$root" && git ls-files -z --cached --others --exclude-standard | grep -zv '^target/' |
+  xargs -0 cp --parents -t "$repo" 2>/dev/null) || die "cannot copy the repository"
+(cd "$repo" && git init -q && git add -A && git -c user.name=act -c user.email=act@localhost commit -qm act) ||
+  die "cannot make the copy a repository (act reads its HEAD)"
+
+# GITHUB_WORKFLOW_REF (owner/repo/PATH@REF) is set by GitHub, not by act: the annotations'
+# file and line come from it.
+artifacts=$work/artifacts
+mkdir -p "$artifacts"
+echo "== act $("$act" --version)" | tee -a "$log"
+set +e
+(cd "$repo" && "$act" push \
+  -W packaging/action/act/e2e.yml \
+  -P ubuntu-latest=-self-hosted \
+  --local-repository "actions/upload-artifact@v4=$repo/packaging/action/act/upload-artifact" \
+  --env "MCP_SHUTDOWN_E2E_BIN=$bin" \
+  --env "MCP_SHUTDOWN_E2E_PACKAGES=$packages" \
+  --env "MCP_SHUTDOWN_ACT_ARTIFACTS=$artifacts" \
+  --env "GITHUB_WORKFLOW_REF=local/repo/packaging/action/act/e2e.yml@refs/heads/main" \
+  --env "npm_config_offline=true" \
+  --env "npm_config_cache=$work/npm-cache" \
+  --action-cache-path "$work/act-cache" \
+  --no-cache-server \
+  --action-offline-mode) 2>&1 | tee -a "$log"
+status=${PIPESTATUS[0]}
+set -e
+echo "== act exited $status" | tee -a "$log"
+exit "$status"

@@ -1,0 +1,27 @@
+// A server author's own tests of shutdown, through @mcp-shutdown-conformance/vitest.
+// fixed.mjs exits when its session ends; timer.mjs (a setInterval, the classic Node bug) does
+// not. Run by tests/conformance/plugins.rs, which expects the first two tests to pass and
+// "the timer server conforms" to fail with the report.
+import { checkShutdown } from '@mcp-shutdown-conformance/vitest';
+import { expect, test } from 'vitest';
+
+const endings = { scenarios: ['close', 'exit'] };
+
+test('the fixed server conforms', async () => {
+  const result = await checkShutdown('node fixed.mjs', endings);
+  expect(result).toExitOnEOF();
+  expect(result).toLeaveNothingRunning();
+  expect(result).toConform();
+});
+
+test('the timer server is told what it missed', async () => {
+  const result = await checkShutdown(['node', 'timer.mjs'], endings);
+  expect(result).not.toExitOnEOF();
+  expect(result).not.toLeaveNothingRunning();
+  expect(result.missed.map((m) => m.rule)).toContain('stdio-exit-on-eof');
+  expect(result.hints.length).toBeGreaterThan(0);
+});
+
+test('the timer server conforms', async () => {
+  expect(await checkShutdown('node timer.mjs', endings)).toConform();
+});
