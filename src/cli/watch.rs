@@ -40,9 +40,18 @@ const SKIPPED_DIRS: &[&str] = &[
 /// compiler's output) before running again.
 const QUIET: Duration = Duration::from_millis(300);
 
-/// Whether a changed path can change the server: not under a skipped directory, not an
+/// Whether a changed path can change the server: not under a skipped directory below the
+/// watched root it is in (the root itself may be anywhere, `target/tmp` included), not an
 /// editor's scratch file, not one of the run's own outputs.
-pub fn counts(path: &Path, outputs: &[PathBuf]) -> bool {
+pub fn counts(path: &Path, roots: &[PathBuf], outputs: &[PathBuf]) -> bool {
+    let below = roots
+        .iter()
+        .find_map(|r| path.strip_prefix(r).ok())
+        .unwrap_or(path);
+    relative_counts(below) && !outputs.iter().any(|o| path.starts_with(o))
+}
+
+fn relative_counts(path: &Path) -> bool {
     let scratch = |name: &str| {
         name.ends_with('~')
             || name.ends_with(".swp")
@@ -55,7 +64,7 @@ pub fn counts(path: &Path, outputs: &[PathBuf]) -> bool {
         SKIPPED_DIRS.contains(&name.as_ref())
     });
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-    !skipped && !name.is_some_and(|n| scratch(&n)) && !outputs.iter().any(|o| path.starts_with(o))
+    !skipped && !name.is_some_and(|n| scratch(&n))
 }
 
 enum Wake {
@@ -72,13 +81,15 @@ pub fn watch(plan: RunPlan, paths: Vec<PathBuf>) -> Result<ExitCode, Error> {
         paths
     };
     let paths: Vec<PathBuf> = paths.iter().map(|p| cwd.join(p)).collect();
-    let outputs: Vec<PathBuf> = plan.outputs.iter().map(|(p, _)| cwd.join(p)).collect();
+    // The run's own outputs: `--output` files, and where its stdout and stderr are redirected.
+    let mut outputs: Vec<PathBuf> = plan.outputs.iter().map(|(p, _)| cwd.join(p)).collect();
+    outputs.extend(crate::os::watch::own_output_files());
     let harness = harness_of(&plan, None)?;
     let (tx, rx) = mpsc::channel();
     on_interrupt(&harness, tx.clone());
     let keep = {
-        let outputs = outputs.clone();
-        move |p: &Path| counts(p, &outputs)
+        let roots = paths.clone();
+        move |p: &Path| counts(p, &roots, &outputs)
     };
     let mut watcher = crate::os::watch::watch(&paths, keep, move |p| {
         let _ = tx.send(Wake::Changed(p));
@@ -137,11 +148,19 @@ fn next_change(
         Ok(Wake::Stop) | Err(_) => return None,
     };
     follow(watcher, &first);
+    // The path to name: the last one that still exists (an editor's or `sed -i`'s temporary
+    // file is renamed over the real one), else the first.
+    let mut named = first;
     loop {
         match rx.recv_timeout(QUIET) {
-            Ok(Wake::Changed(p)) => follow(watcher, &p),
+            Ok(Wake::Changed(p)) => {
+                follow(watcher, &p);
+                if p.exists() || !named.exists() {
+                    named = p;
+                }
+            }
             Ok(Wake::Stop) => return None,
-            Err(mpsc::RecvTimeoutError::Timeout) => return Some(first),
+            Err(mpsc::RecvTimeoutError::Timeout) => return Some(named),
             Err(mpsc::RecvTimeoutError::Disconnected) => return None,
         }
     }
@@ -179,13 +198,22 @@ mod tests {
     #[test]
     fn dependencies_scratch_files_and_outputs_do_not_count() {
         let out = vec![PathBuf::from("/w/report.json")];
-        assert!(counts(Path::new("/w/src/index.ts"), &out));
-        assert!(counts(Path::new("/w/build/index.js"), &out));
-        assert!(!counts(Path::new("/w/node_modules/x/index.js"), &out));
-        assert!(!counts(Path::new("/w/.venv/lib/site.py"), &out));
-        assert!(!counts(Path::new("/w/src/__pycache__/a.pyc"), &out));
-        assert!(!counts(Path::new("/w/src/.server.py.swp"), &out));
-        assert!(!counts(Path::new("/w/src/server.py~"), &out));
-        assert!(!counts(Path::new("/w/report.json"), &out));
+        let roots = vec![PathBuf::from("/w")];
+        let counts = |p: &str| counts(Path::new(p), &roots, &out);
+        assert!(counts("/w/src/index.ts"));
+        assert!(counts("/w/build/index.js"));
+        assert!(!counts("/w/node_modules/x/index.js"));
+        assert!(!counts("/w/.venv/lib/site.py"));
+        assert!(!counts("/w/src/__pycache__/a.pyc"));
+        assert!(!counts("/w/src/.server.py.swp"));
+        assert!(!counts("/w/src/server.py~"));
+        assert!(!counts("/w/report.json"));
+        // Only what is below the watched root is judged by its directories' names.
+        let roots = vec![PathBuf::from("/repo/target/tmp/w")];
+        assert!(super::counts(
+            Path::new("/repo/target/tmp/w/server.js"),
+            &roots,
+            &out
+        ));
     }
 }

@@ -73,3 +73,13 @@ impl Watcher {
             .map_err(|e| format!("cannot watch {}: {e}", path.display()))
     }
 }
+
+/// The regular files this process's stdout and stderr are redirected to (`check --watch >
+/// log.txt` must not set off a run per line it writes).
+pub fn own_output_files() -> Vec<PathBuf> {
+    [1, 2]
+        .iter()
+        .filter_map(|fd| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok())
+        .filter(|p| p.is_file())
+        .collect()
+}
