@@ -63,11 +63,6 @@ if ! ls "$dist"/mcp-shutdown-conformance-linux-x64-*.tgz >/dev/null 2>&1; then
 fi
 packages="$(ls "$dist"/mcp-shutdown-conformance-[0-9]*.tgz) $(ls "$dist"/mcp-shutdown-conformance-linux-x64-*.tgz)"
 
-echo "== actionlint $("$actionlint" --version | head -n 1)" | tee -a "$log"
-# actionlint reads action.yml through the workflow's `uses: ./`; shellcheck, where installed,
-# checks every run: script.
-(cd "$root" && "$actionlint" -no-color packaging/action/act/e2e.yml) 2>&1 | tee -a "$log"
-
 # act runs the workflow in a copy of the repository (its working tree, less target/ and the
 # fixtures' installs, which it need not copy) on this host.
 repo=$work/repo
@@ -76,6 +71,14 @@ mkdir -p "$repo"
   xargs -0 cp --parents -t "$repo" 2>/dev/null) || die "cannot copy the repository"
 (cd "$repo" && git init -q && git add -A && git -c user.name=act -c user.email=act@localhost commit -qm act) ||
   die "cannot make the copy a repository (act reads its HEAD)"
+
+# actionlint checks a local action's inputs (action.yml, through `uses: ./`) only for
+# workflows in a project's .github/workflows: lint the copies there. shellcheck, where
+# installed, checks every run: script too.
+mkdir -p "$repo/.github/workflows"
+cp "$repo/packaging/action/act/e2e.yml" "$repo/packaging/action/example.yml" "$repo/.github/workflows/"
+echo "== actionlint $("$actionlint" --version | head -n 1)" | tee -a "$log"
+(cd "$repo" && "$actionlint" -no-color .github/workflows/e2e.yml .github/workflows/example.yml) 2>&1 | tee -a "$log"
 
 # GITHUB_WORKFLOW_REF (owner/repo/PATH@REF) is set by GitHub, not by act: the annotations'
 # file and line come from it.
