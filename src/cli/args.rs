@@ -62,8 +62,9 @@ pub enum Cmd {
         #[arg(long = "path", value_name = "TRIGGER", requires = "real_host")]
         paths: Vec<String>,
         /// Run again whenever a file changes (under the current directory, or the
-        /// `--watch-path`s), showing only what changed since the last run; Ctrl-C stops.
-        #[arg(long, conflicts_with = "real_host")]
+        /// `--watch-path`s), showing only what changed since the last run; Ctrl-C stops
+        /// (exit 130: a watch scores nothing, so no baseline or saved report applies).
+        #[arg(long, conflicts_with_all = ["real_host", "diff_against", "baseline", "expected_failures", "write_baseline", "write_expected_failures"])]
         watch: bool,
         /// With `--watch`: watch this file or directory (recursively) instead of the current
         /// directory; repeatable.

@@ -201,17 +201,7 @@ fn report(action: ReportCmd) -> Result<ExitCode, Error> {
                 return Err(Error::Usage("--at is for --format github".into()));
             }
             if let Some(old) = diff_against {
-                let changes = render::changes::compare(&load_report(&old)?, &r);
-                let since = old.display().to_string();
-                let after = match format {
-                    render::Format::Text => changes.text(&since),
-                    render::Format::Markdown => format!("\n{}", changes.markdown(&since)),
-                    _ => {
-                        return Err(Error::Usage(
-                            "--diff-against renders with --format text or markdown".into(),
-                        ))
-                    }
-                };
+                let after = changes_since(&r, &old, format)?;
                 print!("{}{after}", render::render(&r, format));
             } else if format == render::Format::Github {
                 print!("{}", render::github::render(&r, at.as_ref()));
@@ -267,6 +257,20 @@ fn report(action: ReportCmd) -> Result<ExitCode, Error> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What got better or worse in `report` since the saved report `old`, in `format` (text or
+/// Markdown), for `report render --diff-against`.
+fn changes_since(report: &Report, old: &Path, format: render::Format) -> Result<String, Error> {
+    let changes = render::changes::compare(&load_report(old)?, report);
+    let since = old.display().to_string();
+    match format {
+        render::Format::Text => Ok(changes.text(&since)),
+        render::Format::Markdown => Ok(format!("\n{}", changes.markdown(&since))),
+        _ => Err(Error::Usage(
+            "--diff-against renders with --format text or markdown".into(),
+        )),
+    }
 }
 
 /// Writes the official conformance suite's layout under `dir` (created if missing), every
