@@ -1,6 +1,7 @@
 //! The test-runner entry points as a server author uses them, each in its own runner: the
 //! pytest plugin (`pytest --mcp-shutdown CMD` and the `mcp_shutdown` fixture) in pytest, and
-//! the vitest/jest matchers (`expect(await checkShutdown(cmd)).toConform()`) in vitest. Each
+//! the vitest/jest matchers (`expect(await checkShutdown(cmd)).toConform()`) in vitest, on a
+//! TypeScript test file that tsc type-checks against the matchers' declarations first. Each
 //! runs a real green server and a real red one, built on the real SDKs (the bundled shapes of
 //! `mcp` 1.30.0 and `@modelcontextprotocol/sdk` 1.30.0: a non-daemon thread, a timer, and the
 //! fixed shape of each), and checks the runner's own verdict and that a failure carries the
@@ -24,6 +25,9 @@ const VITE: &str = "7.3.8";
 /// The bundled TypeScript fixture's SDK and zod (fixtures/node-sdk-1.30.0/package.json).
 const NODE_SDK: &str = "1.30.0";
 const ZOD: &str = "3.25.76";
+/// What the TypeScript test file is checked with (as tests/conformance/packaging.rs pins them).
+const TYPESCRIPT: &str = "5.9.3";
+const TYPES_NODE: &str = "20.19.43";
 
 fn fixture(dir: &str, file: &str) -> PathBuf {
     Path::new(ROOT).join("fixtures").join(dir).join(file)
@@ -183,8 +187,9 @@ fn vitest_matchers_pass_a_fixed_server_and_fail_a_timer_server_with_the_report()
         &[
             fixture("node-sdk-1.30.0", "fixed.mjs"),
             fixture("node-sdk-1.30.0", "timer.mjs"),
-            Path::new(ROOT).join("tests/plugins/vitest/shutdown.test.mjs"),
+            Path::new(ROOT).join("tests/plugins/vitest/shutdown.test.ts"),
             Path::new(ROOT).join("tests/plugins/vitest/vitest.config.mjs"),
+            Path::new(ROOT).join("tests/plugins/vitest/tsconfig.json"),
         ],
     );
     fs::write(
@@ -202,15 +207,25 @@ fn vitest_matchers_pass_a_fixed_server_and_fail_a_timer_server_with_the_report()
                 .arg(format!("vite@{VITE}"))
                 .arg(format!("@modelcontextprotocol/sdk@{NODE_SDK}"))
                 .arg(format!("zod@{ZOD}"))
+                .arg(format!("typescript@{TYPESCRIPT}"))
+                .arg(format!("@types/node@{TYPES_NODE}"))
                 .args([&dist.npm_main, &dist.npm_platform, &dist.npm_vitest])
                 .env("npm_config_cache", &cache)
                 .current_dir(&project),
             &format!(
                 "the vitest matchers' test needs vitest@{VITEST}, vite@{VITE}, \
-                 @modelcontextprotocol/sdk@{NODE_SDK} and zod@{ZOD} from npm: npm install"
+                 @modelcontextprotocol/sdk@{NODE_SDK}, zod@{ZOD}, typescript@{TYPESCRIPT} and \
+                 @types/node@{TYPES_NODE} from npm: npm install"
             ),
         )
     });
+    // The matchers' types on vitest's expect, as an author's editor sees them.
+    ok(
+        bounded(300, project.join("node_modules/.bin/tsc"))
+            .args(["-p", "."])
+            .current_dir(&project),
+        "tsc (the test file, typed against the matchers)",
+    );
     let out = bounded(600, "npx")
         .args(["--offline", "vitest", "run", "--reporter", "verbose"])
         .env("npm_config_cache", &cache)
@@ -222,15 +237,15 @@ fn vitest_matchers_pass_a_fixed_server_and_fail_a_timer_server_with_the_report()
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("1 failed | 2 passed"), "{text}");
     assert!(
-        text.contains("✓ shutdown.test.mjs > the fixed server conforms"),
+        text.contains("✓ shutdown.test.ts > the fixed server conforms"),
         "{text}"
     );
     assert!(
-        text.contains("✓ shutdown.test.mjs > the timer server is told what it missed"),
+        text.contains("✓ shutdown.test.ts > the timer server is told what it missed"),
         "{text}"
     );
     assert!(
-        text.contains("× shutdown.test.mjs > the timer server conforms"),
+        text.contains("× shutdown.test.ts > the timer server conforms"),
         "{text}"
     );
     assert_carries_the_report(&text);

@@ -1,11 +1,12 @@
-// A server author's own tests of shutdown, through @mcp-shutdown-conformance/vitest.
-// fixed.mjs exits when its session ends; timer.mjs (a setInterval, the classic Node bug) does
-// not. Run by tests/conformance/plugins.rs, which expects the first two tests to pass and
-// "the timer server conforms" to fail with the report.
-import { checkShutdown } from '@mcp-shutdown-conformance/vitest';
+// A server author's own tests of shutdown, through @mcp-shutdown-conformance/vitest, in
+// TypeScript: tests/conformance/plugins.rs type-checks it with tsc (the matchers' types on
+// vitest's expect) and runs it with vitest, expecting the first two tests to pass and "the
+// timer server conforms" to fail with the report. fixed.mjs exits when its session ends;
+// timer.mjs (a setInterval, the classic Node bug) does not.
+import { checkShutdown, type CheckOptions } from '@mcp-shutdown-conformance/vitest';
 import { expect, test } from 'vitest';
 
-const endings = { scenarios: ['close', 'exit'] };
+const endings: CheckOptions = { scenarios: ['close', 'exit'] };
 
 test('the fixed server conforms', async () => {
   const result = await checkShutdown('node fixed.mjs', endings);
@@ -19,6 +20,7 @@ test('the timer server is told what it missed', async () => {
   expect(result).not.toExitOnEOF();
   expect(result).not.toLeaveNothingRunning();
   expect(result.missed.map((m) => m.rule)).toContain('stdio-exit-on-eof');
+  expect(result).toHoldRule('stdio-stdout-only-mcp');
   expect(result.hints.length).toBeGreaterThan(0);
 });
 
