@@ -2,8 +2,9 @@
 
 /// No unexpected failure.
 pub const SUCCESS: u8 = 0;
-/// A conformance failure: a missed rule (or, with a baseline, an unexpected or stale entry),
-/// or `diff` found something broken.
+/// A conformance failure: a missed rule (or, with a baseline, an unexpected or stale entry;
+/// with `--diff-against`, a regression against the saved report), or `diff` found something
+/// broken.
 pub const CONFORMANCE_FAILURE: u8 = 1;
 /// A usage error (bad arguments, malformed manifest, unknown id, a server command or setup
 /// that cannot be carried out: "cannot launch …: no such file"), or a harness error for a

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::diff;
-use super::present::{error_cell, judged, mark, not_testable};
+use super::present::{error_cell, judged, mark, not_testable, RE_RUN};
 use crate::model::{JudgedCase, Report, RuleId, ScenarioId, Status};
 
 /// Which way something moved.
@@ -38,11 +38,13 @@ impl Direction {
 }
 
 /// A case as a change shows it: how it ended (stage or error, no milliseconds) and its
-/// verdict (`None`: no verdict that is the server's).
+/// verdict (`None`: no verdict that is the server's; `machine_bound`: the machine's load
+/// decided it, so it shows as "re-run").
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CaseState {
     pub ended: String,
     pub verdict: Option<Status>,
+    pub machine_bound: bool,
 }
 
 impl CaseState {
@@ -56,12 +58,17 @@ impl CaseState {
         CaseState {
             ended,
             verdict: judged(r),
+            machine_bound: r.is_machine_bound(),
         }
     }
 
-    /// `survived WARN`, `eof ok`, `spawn-failed (usage) SKIP`.
+    /// `survived WARN`, `eof ok`, `spawn-failed (usage) SKIP`, `sigterm re-run`.
     pub fn cell(&self) -> String {
-        format!("{} {}", self.ended, self.verdict.map_or("SKIP", mark))
+        let word = match (self.machine_bound, self.verdict) {
+            (true, _) => RE_RUN,
+            (false, v) => v.map_or("SKIP", mark),
+        };
+        format!("{} {word}", self.ended)
     }
 }
 
@@ -360,6 +367,17 @@ mod tests {
         );
         let md = ch.markdown("old.json");
         assert!(md.contains("| worse | s | exit | eof ok | survived WARN | `stdio-exit-on-client-death` SUCCESS → WARNING |"), "{md}");
+    }
+
+    #[test]
+    fn a_machine_bound_case_shows_as_re_run() {
+        let old = report_of(vec![case("busy", "close", Stage::Eof, &[])]);
+        let new = report_of(vec![crate::test_support::machine_bound("busy")]);
+        let text = compare(&old, &new).text("old.json");
+        assert!(
+            text.contains("busy × close: eof ok → sigterm re-run"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 fn check(dir: &Path, args: &[&str]) -> Output {
     Command::new(BIN)
-        .args(["check", "--scenario", "close", "--grace-ms", "500"])
+        .args(["check", "--scenario", "close"])
         .args(args)
         .args(["--", "node", "server.js"])
         .current_dir(dir)
