@@ -15,7 +15,7 @@ pub use budgets::Budgets;
 pub use ids::{BudgetName, Ending, ProfileId, Revision, RuleId, Runtime, ScenarioId, UnknownId};
 pub use observation::{
     group_leftovers, CaseError, CaseTiming, Decisive, Diagnostics, ErrorKind, HandshakeInfo,
-    HandshakeMode, HostSignal, Leftover, LeftoverGroup, MachineBound, Observation, ProcState,
+    HandshakeMode, HostSignal, InflightOutcome, Leftover, LeftoverGroup, MachineBound, Observation, ProcState,
     RealHostRun, Sender, StdoutRecord, StepRecord, Violation, ViolationKind, MAX_LEFTOVERS,
 };
 pub use profile::{MeasuredRef, ProfileBasis, ProfileInfo, ProfileKind, SourceRef};

@@ -330,6 +330,57 @@ pub enum HandshakeMode {
     Stateless,
 }
 
+/// What became of the request the `inflight` ending left in flight when it closed stdin: what
+/// SDKs do differently (TypeScript v2 aborts, Python's dispatcher cancels, rmcp drains).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InflightOutcome {
+    /// Its result arrived: the handler ran to the end and the answer was written.
+    Answered,
+    /// An error response arrived: the server gave up on the handler and said so.
+    Cancelled,
+    /// No response, and the server exited on end-of-file: the request was dropped.
+    Aborted,
+    /// No response, and the server outlived end-of-file while the request ran: it waited for
+    /// the handler until the ladder's signal (or the end of the case) came first.
+    Drained,
+}
+
+impl InflightOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InflightOutcome::Answered => "answered",
+            InflightOutcome::Cancelled => "cancelled",
+            InflightOutcome::Aborted => "aborted",
+            InflightOutcome::Drained => "drained",
+        }
+    }
+
+    /// From what was measured: the response to the request (`Some(true)` a result,
+    /// `Some(false)` an error) and the stage that ended the server.
+    ///
+    /// ```
+    /// use mcp_shutdown_conformance::model::{InflightOutcome, Stage};
+    /// assert_eq!(InflightOutcome::of(None, Stage::Eof), InflightOutcome::Aborted);
+    /// assert_eq!(InflightOutcome::of(None, Stage::Sigterm), InflightOutcome::Drained);
+    /// assert_eq!(InflightOutcome::of(Some(false), Stage::Eof), InflightOutcome::Cancelled);
+    /// ```
+    pub fn of(response: Option<bool>, stage: Stage) -> Self {
+        match (response, stage) {
+            (Some(true), _) => InflightOutcome::Answered,
+            (Some(false), _) => InflightOutcome::Cancelled,
+            (None, Stage::Eof) => InflightOutcome::Aborted,
+            (None, _) => InflightOutcome::Drained,
+        }
+    }
+}
+
+impl std::fmt::Display for InflightOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A completed handshake.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HandshakeInfo {
@@ -463,6 +514,9 @@ pub struct Observation {
     /// In `inflight`: whether the request left in flight was answered before stdout closed.
     #[serde(default)]
     pub inflight_answered: Option<bool>,
+    /// In `inflight`: what became of that request (reports before it was recorded: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inflight_outcome: Option<InflightOutcome>,
     /// Of `exit_ms`, how long the server was runnable but waiting for a CPU (machine load,
     /// from the kernel's scheduler statistics). The prompt rules judge `exit_ms` minus this.
     #[serde(default)]
@@ -576,6 +630,7 @@ impl Observation {
             leftovers_omitted: 0,
             diagnostics: None,
             inflight_answered: None,
+            inflight_outcome: None,
             runqueue_ms: None,
             trigger_ns: None,
             exit_ns: None,

@@ -86,10 +86,14 @@ pub fn compare_versions(a: &str, b: &str) -> Ordering {
     .then_with(|| a.cmp(b))
 }
 
-/// The stage a case reached, or why it has none.
+/// The stage a case reached (with what became of the request in flight, where one was), or
+/// why it has none.
 fn stage_of(r: &JudgedCase) -> String {
     match (&r.stage, &r.error) {
-        (Some(s), _) => s.to_string(),
+        (Some(s), _) => match r.inflight_outcome {
+            Some(o) => format!("{s}, {o}"),
+            None => s.to_string(),
+        },
         (None, Some(e)) => serde_json::to_value(e.kind)
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))

@@ -254,6 +254,9 @@ pub fn actual(r: &JudgedCase) -> String {
     if let Some(s) = r.exit_status {
         parts.push(s.to_string());
     }
+    if let Some(o) = r.inflight_outcome {
+        parts.push(format!("the request in flight {o}"));
+    }
     if let Some(m) = machine_bound_of(r) {
         parts.push(m);
     }

@@ -11,7 +11,9 @@ use super::protocol::CaseSpec;
 use super::{finish, live_tree, settle_descendants};
 use crate::mcp::handshake::{Peer, WallDeadline};
 use crate::mcp::wire::WireEvent;
-use crate::model::{Action, CaseError, ErrorKind, ExitStatus, Observation, Stage, Target};
+use crate::model::{
+    Action, CaseError, ErrorKind, ExitStatus, InflightOutcome, Observation, Stage, Target,
+};
 use crate::os::{mono_ns, procfs, sched, signals, Pidfd};
 
 /// The id of the request the `inflight` scenario leaves in flight.
@@ -73,12 +75,15 @@ fn perform(action: Action, ends: &mut Ends, server: &Pidfd) -> u64 {
     t
 }
 
-/// Did a response to `id` arrive before the server ended? Call it once the reader has
-/// caught up with the stream (every message it took in is then in `rx`).
-fn answered(rx: &Receiver<WireEvent>, id: i64) -> bool {
-    rx.try_iter().any(|ev| {
-        matches!(ev, WireEvent::Message(m)
-            if m.get("id").and_then(serde_json::Value::as_i64) == Some(id))
+/// The response to `id` that arrived before the server ended: `Some(true)` a result,
+/// `Some(false)` an error, `None` nothing. Call it once the reader has caught up with the
+/// stream (every message it took in is then in `rx`).
+fn response(rx: &Receiver<WireEvent>, id: i64) -> Option<bool> {
+    rx.try_iter().find_map(|ev| match ev {
+        WireEvent::Message(m) if m.get("id").and_then(serde_json::Value::as_i64) == Some(id) => {
+            Some(m.get("error").is_none())
+        }
+        _ => None,
     })
 }
 
@@ -145,7 +150,12 @@ fn start(
 /// Sends the request the `inflight` ending leaves unanswered (never blocking for long: a
 /// server that does not read gets no request).
 fn send_inflight(spec: &CaseSpec, run: &mut Running) {
-    let req = serde_json::json!({"jsonrpc": "2.0", "id": INFLIGHT_ID, "method": spec.inflight.method, "params": spec.inflight.params});
+    let mut req = serde_json::json!({"jsonrpc": "2.0", "id": INFLIGHT_ID, "method": spec.inflight.method});
+    // A request without parameters has no `params` member: `null` is not a valid one, and an
+    // SDK that rejects it (closing its transport) would be judged on our malformed request.
+    if let Some(params) = &spec.inflight.params {
+        req["params"] = params.clone();
+    }
     if let Some(stdin) = run.stdin.as_mut() {
         let mut line = req.to_string().into_bytes();
         line.push(b'\n');
@@ -212,7 +222,9 @@ pub fn run(spec: &CaseSpec, link: &Link) -> Observation {
     let alive = settle_descendants(spec.budgets.prompt_ms, &[pidfd.pid()]);
     let stdout = settled_stdout(&flusher, &record);
     if spec.scenario.inflight {
-        result.inflight_answered = Some(answered(&rx, INFLIGHT_ID));
+        let got = response(&rx, INFLIGHT_ID);
+        result.inflight_answered = Some(got.is_some());
+        result.inflight_outcome = Some(InflightOutcome::of(got, ended.stage));
     }
     finish(&mut result, &stdout, &tap, &alive, &before);
     result

@@ -4,7 +4,9 @@
 // "disconnect" when it notices the stdio session end; `onClosed` is called then.
 import { FastMCP } from "{{fastmcp_module}}";
 
-/** Serves `ping` (and `slow`, 3 s) on stdio; resolves once started. */
+/** Serves `ping` (and `slow`, 3 s) on stdio; resolves once started, with `close()` and
+ * `log(data)` (a `notifications/message` through the session's SDK server; FastMCP declares
+ * the logging capability itself). */
 export async function serve({ name, slow = false, onClosed }) {
   const server = new FastMCP({ name, version: "0.0.0" });
   server.addTool({ name: "ping", description: "Answers pong", execute: async () => "pong" });
@@ -22,5 +24,12 @@ export async function serve({ name, slow = false, onClosed }) {
   // shape has its own stdin listeners either way.
   if (onClosed && typeof server.on === "function") server.on("disconnect", onClosed);
   await server.start({ transportType: "stdio" });
-  return { close: () => server.stop() };
+  return {
+    close: () => server.stop(),
+    log: (data) => {
+      const session = server.sessions?.[0];
+      if (!session) throw new Error("no session (this release exposes none)");
+      return session.server.sendLoggingMessage({ level: "info", logger: "kit", data });
+    },
+  };
 }

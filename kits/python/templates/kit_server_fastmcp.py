@@ -4,8 +4,9 @@ import anyio
 from mcp.server.fastmcp import FastMCP
 
 
-def run(name: str, slow: bool = False) -> None:
-    """Serves `ping` (and `slow`, 3 s) on stdio; returns when the session ends."""
+def run(name: str, slow: bool = False, notify: bool = False) -> None:
+    """Serves `ping` (and `slow`, 3 s) on stdio; returns when the session ends. `notify`: with
+    the notifier's ticker (kit_notify), through the same low-level server FastMCP runs."""
     mcp = FastMCP(name)
 
     @mcp.tool()
@@ -21,4 +22,9 @@ def run(name: str, slow: bool = False) -> None:
             await anyio.sleep(3)
             return "done"
 
+    if notify:
+        import kit_notify
+
+        anyio.run(kit_notify.serve, mcp._mcp_server)
+        return
     mcp.run(transport="stdio")

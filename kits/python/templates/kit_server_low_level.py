@@ -9,8 +9,9 @@ from mcp.server.stdio import stdio_server
 NO_ARGS = {"type": "object", "properties": {}}
 
 
-def run(name: str, slow: bool = False) -> None:
-    """Serves `ping` (and `slow`, 3 s) on stdio; returns when the session ends."""
+def run(name: str, slow: bool = False, notify: bool = False) -> None:
+    """Serves `ping` (and `slow`, 3 s) on stdio; returns when the session ends. `notify`: with
+    the notifier's ticker (kit_notify)."""
     server = Server(name)
 
     @server.list_tools()
@@ -33,4 +34,9 @@ def run(name: str, slow: bool = False) -> None:
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
+    if notify:
+        import kit_notify
+
+        anyio.run(kit_notify.serve, server)
+        return
     anyio.run(main)

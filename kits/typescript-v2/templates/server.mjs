@@ -4,9 +4,11 @@
 import { McpServer } from "@modelcontextprotocol/server";
 import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 
-/** Serves `ping` (and `slow`, 3 s) on stdio; resolves once connected. */
-export async function serve({ name, slow = false, onClosed }) {
-  const server = new McpServer({ name, version: "0.0.0" });
+/** Serves `ping` (and `slow`, 3 s) on stdio, with the logging capability when asked;
+ * resolves once connected, with `close()` and `log(data)` (a `notifications/message`). */
+export async function serve({ name, slow = false, onClosed, logging = false }) {
+  const options = logging ? { capabilities: { logging: {} } } : undefined;
+  const server = new McpServer({ name, version: "0.0.0" }, options);
   server.registerTool("ping", { description: "Answers pong" }, async () => ({
     content: [{ type: "text", text: "pong" }],
   }));
@@ -18,5 +20,8 @@ export async function serve({ name, slow = false, onClosed }) {
   }
   if (onClosed) server.server.onclose = onClosed;
   await server.connect(new StdioServerTransport());
-  return { close: () => server.close() };
+  return {
+    close: () => server.close(),
+    log: (data) => server.server.sendLoggingMessage({ level: "info", logger: "kit", data }),
+  };
 }

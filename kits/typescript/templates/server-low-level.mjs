@@ -7,9 +7,11 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprot
 
 const noArgs = { type: "object", properties: {} };
 
-/** Serves `ping` (and `slow`, 3 s) on stdio; resolves once connected. */
-export async function serve({ name, slow = false, onClosed }) {
-  const server = new Server({ name, version: "0.0.0" }, { capabilities: { tools: {} } });
+/** Serves `ping` (and `slow`, 3 s) on stdio, with the logging capability when asked;
+ * resolves once connected, with `close()` and `log(data)` (a `notifications/message`). */
+export async function serve({ name, slow = false, onClosed, logging = false }) {
+  const capabilities = logging ? { tools: {}, logging: {} } : { tools: {} };
+  const server = new Server({ name, version: "0.0.0" }, { capabilities });
   const tools = [{ name: "ping", description: "Answers pong", inputSchema: noArgs }];
   if (slow) tools.push({ name: "slow", description: "Answers done after 3 s", inputSchema: noArgs });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
@@ -23,5 +25,8 @@ export async function serve({ name, slow = false, onClosed }) {
   });
   if (onClosed) server.onclose = onClosed;
   await server.connect(new StdioServerTransport());
-  return { close: () => server.close() };
+  return {
+    close: () => server.close(),
+    log: (data) => server.sendLoggingMessage({ level: "info", logger: "kit", data }),
+  };
 }
