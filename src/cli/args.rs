@@ -79,13 +79,22 @@ pub enum Cmd {
         #[command(subcommand)]
         action: ReportCmd,
     },
-    /// Compare two JSON reports: fixed, broken, new, removed (Markdown, for a release PR).
-    /// Exit code 1 when something broke.
+    /// Compare two sources, before → after: two JSON reports, or two SDK builds of one
+    /// (`diff R.json --before typescript@1.32.2 --after typescript@local:eof-fix`). Kit
+    /// servers of one build per line pair by line × shape × ending. Markdown, for a PR;
+    /// exit code 1 when something broke.
     Diff {
         #[arg(value_name = "OLD.json")]
         old: PathBuf,
+        /// The report of the after side (default: OLD.json itself, with --after).
         #[arg(value_name = "NEW.json")]
-        new: PathBuf,
+        new: Option<PathBuf>,
+        /// Only this SDK build of the before side: `LINE@VERSION` or `LINE@local:NAME`.
+        #[arg(long, value_name = "LINE@LABEL")]
+        before: Option<String>,
+        /// Only this SDK build of the after side.
+        #[arg(long, value_name = "LINE@LABEL")]
+        after: Option<String>,
     },
     /// Print the rule catalogue with levels for a spec revision.
     Rules {

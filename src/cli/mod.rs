@@ -41,10 +41,38 @@ pub fn run() -> Result<ExitCode, Error> {
         Cmd::Host { action } => host::run(action),
         Cmd::Rules { spec } => rules(spec.as_deref()),
         Cmd::Report { action } => report(action),
-        Cmd::Diff { old, new } => {
-            let rows = diff::diff(&load_report(&old)?, &load_report(&new)?);
-            print!("{}", diff::render_diff(&rows));
-            let broke = rows.iter().any(|r| r.change == diff::Change::Broken);
+        Cmd::Diff {
+            old,
+            new,
+            before,
+            after,
+        } => {
+            let a = load_report(&old)?;
+            let b = match &new {
+                Some(p) => Some(load_report(p)?),
+                None if after.is_none() => return Err(Error::Usage(
+                    "diff: give NEW.json, or --after LINE@LABEL to compare two builds of OLD.json"
+                        .into(),
+                )),
+                None => None,
+            };
+            let name = |p: &std::path::Path| p.display().to_string();
+            let (na, nb) = (name(&old), new.as_deref().map_or_else(|| name(&old), name));
+            let d = diff::compare(
+                diff::Side {
+                    report: &a,
+                    source: before.as_deref(),
+                    name: &na,
+                },
+                diff::Side {
+                    report: b.as_ref().unwrap_or(&a),
+                    source: after.as_deref(),
+                    name: &nb,
+                },
+            )
+            .map_err(|e| Error::Usage(format!("diff: {e}")))?;
+            print!("{}", diff::render_compare(&d));
+            let broke = d.rows.iter().any(|r| r.change == diff::Change::Broken);
             Ok(ExitCode::from(if broke {
                 exit_codes::CONFORMANCE_FAILURE
             } else {

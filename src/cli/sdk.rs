@@ -60,10 +60,10 @@ fn jobs<'k>(reqs: Vec<(&'k Kit, kits::SdkRequest)>) -> Result<Vec<Job<'k>>, Erro
                     source: Source::Release(r),
                 }));
             }
-            Target::Local(path) => out.push(Job {
+            Target::Local { path, name } => out.push(Job {
                 kit,
                 label: path.display().to_string(),
-                source: Source::Local(path),
+                source: Source::Local { path, name },
             }),
         }
     }
@@ -96,6 +96,29 @@ fn manifests_of(instances: &[Instance]) -> Result<Vec<Manifest>, Error> {
             Ok(manifest::parse(&path, &i.manifest_toml())?)
         })
         .collect()
+}
+
+/// `typescript-local-fix-timer` → `typescript-local-fix.1a2b3c4d-timer`: the hash of the
+/// build's content (its version's `+local.<hash>`) after its name.
+fn disambiguated(m: &Manifest) -> String {
+    let hash = m
+        .about
+        .sdk_version
+        .as_deref()
+        .and_then(|v| v.rsplit_once("local.").map(|(_, h)| h))
+        .unwrap_or("?");
+    match m
+        .about
+        .shape
+        .as_deref()
+        .and_then(|s| m.name.strip_suffix(&format!("-{s}")))
+    {
+        Some(head) => format!(
+            "{head}.{hash}-{}",
+            m.about.shape.as_deref().unwrap_or_default()
+        ),
+        None => format!("{}.{hash}", m.name),
+    }
 }
 
 /// One progress line per version on stderr: what is ready, what was installed, what not.
@@ -167,11 +190,16 @@ pub fn load(specs: &[String], kits_dir: &Path, cache: &Path) -> Result<SdkServer
         match outcome {
             Ok(p) => {
                 out.installs += usize::from(p.installed);
-                for m in manifests_of(&p.instances)? {
-                    // The same version asked for twice (`@1.24.0` and `@latest`) runs once.
-                    if !out.manifests.iter().any(|x| x.name == m.name) {
-                        out.manifests.push(m);
+                for mut m in manifests_of(&p.instances)? {
+                    match out.manifests.iter().find(|x| x.name == m.name) {
+                        // The same version asked for twice (`@1.24.0` and `@latest`) runs once.
+                        Some(x) if x.launch.cwd == m.launch.cwd => continue,
+                        // Two local builds that go by one name (two edits of one commit):
+                        // the second is told apart by its content hash.
+                        Some(_) => m.name = disambiguated(&m),
+                        None => {}
                     }
+                    out.manifests.push(m);
                 }
             }
             Err(e) => out.untested.push(Untested {

@@ -1,6 +1,6 @@
 //! The `--sdk` argument: `LINE@VERSION`, `LINE@all`, `LINE@latest`, `LINE@FROM..TO` (either
-//! end may be left open), `LINE=PATH` (a local checkout or a packed artifact), or a bare
-//! `LINE` (its latest release).
+//! end may be left open), `LINE=PATH` (a local checkout or a packed artifact),
+//! `LINE@local:NAME=PATH` (the same, named), or a bare `LINE` (its latest release).
 
 use std::path::PathBuf;
 
@@ -20,7 +20,9 @@ pub enum Target {
     /// Published releases from the registry.
     Registry(VersionSel),
     /// A local checkout (directory) or a packed artifact (file); relative to the caller's cwd.
-    Local(PathBuf),
+    /// Named by `name` when given (`LINE@local:NAME=PATH`), else by the checkout's
+    /// `git describe` or the file's name.
+    Local { path: PathBuf, name: Option<String> },
 }
 
 /// Which published releases.
@@ -48,6 +50,8 @@ pub enum ArgError {
     BadLine(String),
     #[error("the path after '=' is empty")]
     EmptyPath,
+    #[error("{0:?} is not a local build's name (lowercase letters, digits, '.', '_' and '-')")]
+    BadName(String),
     #[error("the version after '@' is empty")]
     EmptyVersion,
     #[error("a range needs at least one end (e.g. 1.10.0..1.32.2)")]
@@ -101,17 +105,36 @@ pub fn parse_sdk_arg(s: &str) -> Result<SdkRequest, KitError> {
     }
     let target = match rest {
         None => Target::Registry(VersionSel::Latest),
-        Some(("=", path)) => {
-            if path.is_empty() {
-                return Err(bad(arg, ArgError::EmptyPath));
-            }
-            Target::Local(PathBuf::from(path))
-        }
-        Some((_, sel)) => Target::Registry(parse_sel(arg, sel)?),
+        Some(("=", path)) => local(arg, path, None)?,
+        Some((_, sel)) => match sel.strip_prefix("local:").and_then(|s| s.split_once('=')) {
+            Some((name, path)) => local(arg, path, Some(name))?,
+            None => Target::Registry(parse_sel(arg, sel)?),
+        },
     };
     Ok(SdkRequest {
         line: line.to_string(),
         target,
+    })
+}
+
+/// A local build's name: it becomes part of server names (`typescript-local-NAME-timer`).
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-'))
+}
+
+fn local(arg: &str, path: &str, name: Option<&str>) -> Result<Target, KitError> {
+    if path.is_empty() {
+        return Err(bad(arg, ArgError::EmptyPath));
+    }
+    if let Some(n) = name.filter(|n| !valid_name(n)) {
+        return Err(bad(arg, ArgError::BadName(n.to_string())));
+    }
+    Ok(Target::Local {
+        path: PathBuf::from(path),
+        name: name.map(str::to_string),
     })
 }
 
@@ -198,7 +221,20 @@ mod tests {
             parse_sdk_arg("typescript=../sdk@v1").unwrap(),
             SdkRequest {
                 line: "typescript".into(),
-                target: Target::Local(PathBuf::from("../sdk@v1"))
+                target: Target::Local {
+                    path: PathBuf::from("../sdk@v1"),
+                    name: None
+                }
+            }
+        );
+        assert_eq!(
+            parse_sdk_arg("typescript@local:eof-fix=../sdk").unwrap(),
+            SdkRequest {
+                line: "typescript".into(),
+                target: Target::Local {
+                    path: PathBuf::from("../sdk"),
+                    name: Some("eof-fix".into())
+                }
             }
         );
         assert_eq!(
@@ -219,5 +255,7 @@ mod tests {
         assert!(msg("typescript@2.0.0..1.0.0").contains("range is empty"));
         assert!(msg("typescript@next").contains("version"));
         assert!(msg("typescript@1.0..x").contains("range end"));
+        assert!(msg("typescript@local:Fix=../sdk").contains("local build's name"));
+        assert!(msg("typescript@local:fix=").contains("path"));
     }
 }

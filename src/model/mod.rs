@@ -15,8 +15,9 @@ pub use budgets::Budgets;
 pub use ids::{BudgetName, Ending, ProfileId, Revision, RuleId, Runtime, ScenarioId, UnknownId};
 pub use observation::{
     group_leftovers, CaseError, CaseTiming, Decisive, Diagnostics, ErrorKind, HandshakeInfo,
-    HandshakeMode, HostSignal, InflightOutcome, Leftover, LeftoverGroup, MachineBound, Observation, ProcState,
-    RealHostRun, Sender, StdoutRecord, StepRecord, Violation, ViolationKind, MAX_LEFTOVERS,
+    HandshakeMode, HostSignal, InflightOutcome, Leftover, LeftoverGroup, MachineBound, Observation,
+    ProcState, RealHostRun, Sender, StdoutRecord, StepRecord, Violation, ViolationKind,
+    MAX_LEFTOVERS,
 };
 pub use profile::{MeasuredRef, ProfileBasis, ProfileInfo, ProfileKind, SourceRef};
 pub use report::{

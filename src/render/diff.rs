@@ -1,10 +1,14 @@
-//! The differential views: what changed between two reports (for an SDK release PR), and
-//! the pruned matrix that keeps only the endings where servers of the same shape disagree.
+//! The differential views: what changed between two sources (two reports, or two SDK
+//! builds in one report: the release and a patched checkout), paired by kit line × shape ×
+//! ending when both sides are one build per line, else by server; and the pruned matrix
+//! that keeps only the endings where servers of the same shape disagree.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::model::{Report, RuleId, ScenarioId, Status};
+use super::history::{member, shown_label, stage_of};
+use super::present::ms;
+use crate::model::{JudgedCase, Report, RuleId, ScenarioId, Status};
 
 /// How one check moved between two reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -20,7 +24,8 @@ pub enum Change {
     Removed,
 }
 
-/// One row of a diff.
+/// One row of a diff. `server` is the server's name, or `line/shape` when the sides are
+/// paired by kit line and shape.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Row {
     pub server: String,
@@ -31,48 +36,257 @@ pub struct Row {
     pub change: Change,
 }
 
-type Key = (String, ScenarioId, RuleId);
+/// One case on both sides: its stage (with the in-flight outcome, where one was) and exit
+/// latency before and after.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CaseRow {
+    pub server: String,
+    pub scenario: ScenarioId,
+    pub before: Option<CaseSummary>,
+    pub after: Option<CaseSummary>,
+}
 
-fn statuses(r: &Report) -> BTreeMap<Key, Status> {
-    r.results
+#[derive(Clone, Debug, PartialEq)]
+pub struct CaseSummary {
+    pub stage: String,
+    pub exit_ms: Option<f64>,
+}
+
+/// A whole comparison: what each side is, the cases side by side and the checks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Diff {
+    /// What the sides are (`typescript 1.32.2`, `typescript local:eof-fix`, or `OLD.json`).
+    pub before: String,
+    pub after: String,
+    /// True when cases were paired by kit line × shape × ending.
+    pub by_shape: bool,
+    pub cases: Vec<CaseRow>,
+    pub rows: Vec<Row>,
+}
+
+/// A diff's side: a report, and optionally one SDK build of it (`LINE@LABEL`: a version,
+/// or `local:NAME` for a local build).
+#[derive(Clone, Copy, Debug)]
+pub struct Side<'r> {
+    pub report: &'r Report,
+    pub source: Option<&'r str>,
+    /// What to call it when no source is given (the report's file name).
+    pub name: &'r str,
+}
+
+type Key = (String, ScenarioId);
+
+/// The servers of a side: name → (line, shown label, shape) for kit servers.
+fn selected<'r>(
+    side: &Side<'r>,
+) -> Result<Vec<(&'r str, Option<(String, String, String)>)>, String> {
+    let wanted = side
+        .source
+        .map(|s| {
+            s.split_once('@')
+                .ok_or_else(|| format!("{s:?}: a source is LINE@VERSION or LINE@local:NAME"))
+        })
+        .transpose()?;
+    let mut out = Vec::new();
+    for name in side.report.servers.keys() {
+        let kit = member(name, side.report).map(|(line, label, version, shape)| {
+            let shown = shown_label(label);
+            (line, shown, version, shape)
+        });
+        if let Some((line, label)) = wanted {
+            match &kit {
+                Some((l, shown, version, _))
+                    if *l == line && (shown == label || *version == label) => {}
+                _ => continue,
+            }
+        }
+        out.push((
+            name.as_str(),
+            kit.map(|(l, shown, _, shape)| (l.to_string(), shown, shape.to_string())),
+        ));
+    }
+    if out.is_empty() {
+        if let Some(s) = side.source {
+            return Err(format!("no server of {s} in {}", side.name));
+        }
+    }
+    Ok(out)
+}
+
+/// Kit servers of one build per line can be paired by line and shape.
+fn one_build_per_line(servers: &[(&str, Option<(String, String, String)>)]) -> bool {
+    let mut builds: BTreeMap<&str, &str> = BTreeMap::new();
+    servers.iter().all(|(_, k)| match k {
+        Some((line, label, _)) => *builds.entry(line).or_insert(label) == label.as_str(),
+        None => false,
+    })
+}
+
+/// What a side is called in the heading: its builds, or its name.
+fn describe(
+    servers: &[(&str, Option<(String, String, String)>)],
+    by_shape: bool,
+    name: &str,
+) -> String {
+    if !by_shape {
+        return name.to_string();
+    }
+    let mut builds: Vec<String> = servers
         .iter()
-        .flat_map(|x| {
-            x.checks
-                .iter()
-                .map(move |c| ((x.server.clone(), x.scenario.clone(), c.id), c.status))
+        .filter_map(|(_, k)| k.as_ref().map(|(l, b, _)| format!("{l} {b}")))
+        .collect();
+    builds.sort();
+    builds.dedup();
+    builds.join(", ")
+}
+
+fn cases<'r>(
+    side: &Side<'r>,
+    servers: &[(&'r str, Option<(String, String, String)>)],
+    by_shape: bool,
+) -> BTreeMap<Key, &'r JudgedCase> {
+    let key_of: BTreeMap<&str, String> = servers
+        .iter()
+        .map(|(name, kit)| match (kit, by_shape) {
+            (Some((line, _, shape)), true) => (*name, format!("{line}/{shape}")),
+            _ => (*name, name.to_string()),
+        })
+        .collect();
+    side.report
+        .results
+        .iter()
+        .filter_map(|r| {
+            key_of
+                .get(r.server.as_str())
+                .map(|k| ((k.clone(), r.scenario.clone()), r))
         })
         .collect()
+}
+
+fn change(o: Option<Status>, n: Option<Status>) -> Change {
+    match (o, n) {
+        (None, _) => Change::New,
+        (_, None) => Change::Removed,
+        (Some(o), Some(n)) if o.is_miss() && !n.is_miss() => Change::Fixed,
+        (Some(o), Some(n)) if !o.is_miss() && n.is_miss() => Change::Broken,
+        _ => Change::Unchanged,
+    }
+}
+
+fn summary(r: &JudgedCase) -> CaseSummary {
+    CaseSummary {
+        stage: stage_of(r),
+        exit_ms: r.exit_ms,
+    }
+}
+
+/// Compares two sides: cases paired by kit line × shape × ending when each side is one
+/// build per line (a release against its patched checkout), else by server × ending.
+pub fn compare(before: Side, after: Side) -> Result<Diff, String> {
+    let (a, b) = (selected(&before)?, selected(&after)?);
+    let by_shape = one_build_per_line(&a) && one_build_per_line(&b);
+    let (ca, cb) = (cases(&before, &a, by_shape), cases(&after, &b, by_shape));
+    let mut keys: Vec<&Key> = ca.keys().chain(cb.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let mut rows = Vec::new();
+    let mut case_rows = Vec::new();
+    for k in keys {
+        let (o, n) = (ca.get(k), cb.get(k));
+        case_rows.push(CaseRow {
+            server: k.0.clone(),
+            scenario: k.1.clone(),
+            before: o.map(|r| summary(r)),
+            after: n.map(|r| summary(r)),
+        });
+        let status = |r: Option<&&JudgedCase>| -> BTreeMap<RuleId, Status> {
+            r.map(|r| r.checks.iter().map(|c| (c.id, c.status)).collect())
+                .unwrap_or_default()
+        };
+        let (so, sn) = (status(o), status(n));
+        let mut rules: Vec<&RuleId> = so.keys().chain(sn.keys()).collect();
+        rules.sort();
+        rules.dedup();
+        for rule in rules {
+            let (old, new) = (so.get(rule).copied(), sn.get(rule).copied());
+            rows.push(Row {
+                server: k.0.clone(),
+                scenario: k.1.clone(),
+                rule: *rule,
+                old,
+                new,
+                change: change(old, new),
+            });
+        }
+    }
+    Ok(Diff {
+        before: describe(&a, by_shape, before.name),
+        after: describe(&b, by_shape, after.name),
+        by_shape,
+        cases: case_rows,
+        rows,
+    })
 }
 
 /// Compares every check of `old` and `new`, keyed by server, scenario and rule.
-pub fn diff(old: &Report, new: &Report) -> Vec<Row> {
-    let (a, b) = (statuses(old), statuses(new));
-    let mut keys: Vec<&Key> = a.keys().chain(b.keys()).collect();
-    keys.sort();
-    keys.dedup();
-    keys.into_iter()
-        .map(|k| {
-            let (o, n) = (a.get(k).copied(), b.get(k).copied());
-            let change = match (o, n) {
-                (None, _) => Change::New,
-                (_, None) => Change::Removed,
-                (Some(o), Some(n)) if o.is_miss() && !n.is_miss() => Change::Fixed,
-                (Some(o), Some(n)) if !o.is_miss() && n.is_miss() => Change::Broken,
-                _ => Change::Unchanged,
-            };
-            Row {
-                server: k.0.clone(),
-                scenario: k.1.clone(),
-                rule: k.2,
-                old: o,
-                new: n,
-                change,
-            }
-        })
-        .collect()
+#[cfg(test)]
+fn diff(old: &Report, new: &Report) -> Vec<Row> {
+    let side = |report| Side {
+        report,
+        source: None,
+        name: "",
+    };
+    compare(side(old), side(new)).map_or_else(|_| Vec::new(), |d| d.rows)
 }
 
-/// A Markdown summary of a diff, fit for a release PR.
+fn cell(s: &Option<CaseSummary>) -> String {
+    match s {
+        None => "–".into(),
+        Some(c) => match c.exit_ms {
+            Some(t) => format!("{} · {}", c.stage, ms(t)),
+            None => c.stage.clone(),
+        },
+    }
+}
+
+/// The cases side by side, those whose stage changed first.
+fn render_cases(d: &Diff, out: &mut String) {
+    let changed =
+        |c: &&CaseRow| c.before.as_ref().map(|x| &x.stage) != c.after.as_ref().map(|x| &x.stage);
+    let (moved, same): (Vec<&CaseRow>, Vec<&CaseRow>) = d.cases.iter().partition(changed);
+    let what = if d.by_shape { "line/shape" } else { "server" };
+    for (title, list) in [("Stage changed", moved), ("Stage unchanged", same)] {
+        if list.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "\n### {title} ({})\n\n| {what} | ending | before | after |\n| --- | --- | --- | --- |",
+            list.len()
+        );
+        for c in list {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                c.server,
+                c.scenario,
+                cell(&c.before),
+                cell(&c.after)
+            );
+        }
+    }
+}
+
+/// A Markdown summary of a diff, fit for a release PR: the sides, the cases side by side
+/// (stage and exit latency, before → after), then the checks that moved.
+pub fn render_compare(d: &Diff) -> String {
+    let mut out = format!("**before: {} → after: {}**\n\n", d.before, d.after);
+    out.push_str(&render_diff(&d.rows));
+    render_cases(d, &mut out);
+    out
+}
+
+/// A Markdown summary of a diff's checks.
 pub fn render_diff(rows: &[Row]) -> String {
     let count = |c: Change| rows.iter().filter(|r| r.change == c).count();
     let mut out = format!(
@@ -241,6 +455,62 @@ mod tests {
             md.contains("1 fixed · 1 broken · 1 new · 1 removed"),
             "{md}"
         );
+    }
+
+    /// A release and its patched local build in one report: paired by line × shape ×
+    /// ending, before → after, with latencies.
+    #[test]
+    fn two_builds_pair_by_line_shape_and_ending() {
+        let mut rep = report(&[
+            (
+                "typescript-1.32.2-timer",
+                "close",
+                Stage::Sigterm,
+                Status::Warning,
+            ),
+            (
+                "typescript-local-eof-fix-timer",
+                "close",
+                Stage::Eof,
+                Status::Success,
+            ),
+        ]);
+        for (name, version) in [
+            ("typescript-1.32.2-timer", "1.32.2"),
+            ("typescript-local-eof-fix-timer", "1.32.2+local.1a2b3c4d"),
+        ] {
+            let info = rep.servers.get_mut(name).unwrap();
+            info.sdk = Some("typescript".into());
+            info.sdk_version = Some(version.into());
+        }
+        for r in &mut rep.results {
+            r.observation.exit_ms = Some(if r.stage == Some(Stage::Eof) {
+                17.0
+            } else {
+                2012.0
+            });
+        }
+        let side = |source| Side {
+            report: &rep,
+            source: Some(source),
+            name: "r.json",
+        };
+        let d = compare(side("typescript@1.32.2"), side("typescript@local:eof-fix")).unwrap();
+        assert!(d.by_shape);
+        assert_eq!(d.cases.len(), 1);
+        assert_eq!(d.rows[0].server, "typescript/timer");
+        assert_eq!(d.rows[0].change, Change::Fixed);
+        let md = render_compare(&d);
+        assert!(
+            md.contains("**before: typescript 1.32.2 → after: typescript local:eof-fix**"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| typescript/timer | close | sigterm · 2012 ms | eof · 17 ms |"),
+            "{md}"
+        );
+        let e = compare(side("typescript@9.9.9"), side("typescript@1.32.2")).unwrap_err();
+        assert!(e.contains("no server of typescript@9.9.9 in r.json"), "{e}");
     }
 
     #[test]

@@ -88,7 +88,7 @@ pub fn compare_versions(a: &str, b: &str) -> Ordering {
 
 /// The stage a case reached (with what became of the request in flight, where one was), or
 /// why it has none.
-fn stage_of(r: &JudgedCase) -> String {
+pub(super) fn stage_of(r: &JudgedCase) -> String {
     match (&r.stage, &r.error) {
         (Some(s), _) => match r.inflight_outcome {
             Some(o) => format!("{s}, {o}"),
@@ -104,7 +104,10 @@ fn stage_of(r: &JudgedCase) -> String {
 
 /// A server of a kit line: (line, version label, version, shape). The label is the name's
 /// middle (`typescript-local-1a2b3c4d-timer`) when the name follows `<line>-<label>-<shape>`.
-fn member<'r>(name: &'r str, report: &'r Report) -> Option<(&'r str, &'r str, &'r str, &'r str)> {
+pub(super) fn member<'r>(
+    name: &'r str,
+    report: &'r Report,
+) -> Option<(&'r str, &'r str, &'r str, &'r str)> {
     let info = report.servers.get(name)?;
     let (line, version, shape) = (
         info.sdk.as_deref()?,
@@ -119,6 +122,15 @@ fn member<'r>(name: &'r str, report: &'r Report) -> Option<(&'r str, &'r str, &'
         .filter(|l| !l.is_empty())
         .unwrap_or(version);
     Some((line, label, version, shape))
+}
+
+/// A version label as reports show it: `local-eof-fix` (a server name's middle) is the local
+/// build `local:eof-fix`, as `--sdk LINE@local:NAME=PATH` names it.
+pub fn shown_label(label: &str) -> String {
+    match label.strip_prefix("local-") {
+        Some(name) => format!("local:{name}"),
+        None => label.to_string(),
+    }
 }
 
 /// Collapses the stages of consecutive versions into runs, and lists where they changed.
@@ -165,6 +177,7 @@ pub fn histories(report: &Report) -> Vec<LineHistory> {
     for (line, versions) in lines.into_iter().filter(|(_, v)| v.len() > 1) {
         let mut order: Vec<(&str, &str)> = versions.iter().map(|(l, (v, _))| (*l, *v)).collect();
         order.sort_by(|a, b| compare_versions(a.1, b.1).then_with(|| a.0.cmp(b.0)));
+        let shown: Vec<String> = order.iter().map(|(l, _)| shown_label(l)).collect();
         let mut shapes: Vec<&str> = versions
             .values()
             .flat_map(|(_, s)| s.keys())
@@ -177,11 +190,12 @@ pub fn histories(report: &Report) -> Vec<LineHistory> {
             for sc in &scenarios {
                 let stages: Vec<(&str, String)> = order
                     .iter()
-                    .map(|(label, _)| {
+                    .zip(&shown)
+                    .map(|((label, _), shown)| {
                         let server = versions[label].1.get(shape);
                         let cell = server.and_then(|s| grid.get(&(*s, *sc)));
                         (
-                            *label,
+                            shown.as_str(),
                             cell.map_or_else(|| "–".to_string(), |r| stage_of(r)),
                         )
                     })
@@ -200,7 +214,7 @@ pub fn histories(report: &Report) -> Vec<LineHistory> {
         }
         out.push(LineHistory {
             line: line.to_string(),
-            versions: order.iter().map(|(l, _)| l.to_string()).collect(),
+            versions: shown,
             rows,
         });
     }
@@ -444,10 +458,10 @@ mod tests {
             .unwrap()
             .sdk_version = Some("1.24.0".into());
         let h = histories(&rep);
-        assert_eq!(h[0].versions, ["1.24.0", "local-1a2b3c4d"]);
+        assert_eq!(h[0].versions, ["1.24.0", "local:1a2b3c4d"]);
         assert_eq!(
             runs_text(&h[0].rows[0].runs),
-            "1.24.0 sigterm · local-1a2b3c4d eof"
+            "1.24.0 sigterm · local:1a2b3c4d eof"
         );
     }
 

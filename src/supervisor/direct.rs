@@ -150,7 +150,8 @@ fn start(
 /// Sends the request the `inflight` ending leaves unanswered (never blocking for long: a
 /// server that does not read gets no request).
 fn send_inflight(spec: &CaseSpec, run: &mut Running) {
-    let mut req = serde_json::json!({"jsonrpc": "2.0", "id": INFLIGHT_ID, "method": spec.inflight.method});
+    let mut req =
+        serde_json::json!({"jsonrpc": "2.0", "id": INFLIGHT_ID, "method": spec.inflight.method});
     // A request without parameters has no `params` member: `null` is not a valid one, and an
     // SDK that rejects it (closing its transport) would be judged on our malformed request.
     if let Some(params) = &spec.inflight.params {

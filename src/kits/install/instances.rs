@@ -76,7 +76,7 @@ pub(super) fn instances(
         if !variant.shapes.is_empty() && !variant.shapes.contains(&shape.name) {
             continue;
         }
-        let name = format!("{}-{}-{}", kit.id, place.label, shape.name);
+        let name = format!("{}-{}-{}", kit.id, place.name, shape.name);
         let mut v = vars.clone();
         v.insert("shape".into(), shape.name.clone());
         v.insert("name".into(), name.clone());

@@ -9,6 +9,7 @@ use super::*;
 pub(super) fn local_source(
     kit: &Kit,
     path: &Path,
+    name: Option<&str>,
     base: &Path,
     vars: &mut BTreeMap<String, String>,
 ) -> Result<(Place, DirLock), NotTestable> {
@@ -51,8 +52,13 @@ pub(super) fn local_source(
         Some(v) => format!("{}+local.{hash}", v.split('+').next().unwrap_or(v)),
         None => format!("local.{hash}"),
     };
+    let name = name
+        .map(str::to_string)
+        .or_else(|| default_name(&copy.origin, copy.is_dir))
+        .unwrap_or_else(|| hash.to_string());
     Ok((
         Place {
+            name: format!("local-{name}"),
             label: copy.label,
             version,
             sdk_version,
@@ -61,6 +67,54 @@ pub(super) fn local_source(
         },
         guard,
     ))
+}
+
+/// What a local source is called when the user gave no name: its checkout's `git describe`
+/// (the nearest tag, how many commits past it and the commit, `-dirty` when edited), else
+/// its file's or directory's name; made fit for a server name.
+pub(super) fn default_name(origin: &Path, is_dir: bool) -> Option<String> {
+    let described = is_dir.then(|| describe(origin)).flatten();
+    let raw = described.or_else(|| {
+        let file = origin.file_name()?.to_string_lossy().into_owned();
+        if is_dir {
+            return Some(file);
+        }
+        // `x-1.0.0.tgz`, `x-1.0.0.tar.gz`, `x-1.0.0-py3-none-any.whl`: without the extension.
+        let stem = [".tar.gz", ".tgz", ".whl", ".jar", ".crate", ".zip"]
+            .iter()
+            .find_map(|ext| file.strip_suffix(ext))
+            .unwrap_or(&file);
+        Some(stem.to_string())
+    })?;
+    let name: String = raw
+        .trim()
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    (!name.is_empty()).then_some(name)
+}
+
+/// `git describe --tags --always --dirty` of a checkout, without writing to it (no
+/// opportunistic index refresh); `None` when it is no git checkout.
+fn describe(dir: &Path) -> Option<String> {
+    let args = ["describe", "--tags", "--always", "--dirty"].map(String::from);
+    let out = crate::os::command::run_captured(
+        "git".as_ref(),
+        &args,
+        dir,
+        [("GIT_OPTIONAL_LOCKS", "0")],
+        crate::os::command::Stderr::Separate,
+    )
+    .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && !text.is_empty()).then_some(text)
 }
 
 /// An error about a local source, naming it as the user gave it (not canonicalised).

@@ -38,17 +38,18 @@ const LOCK_KEY: &str = ".kit-lock-key";
 
 const LOG: &str = ".kit-install.log";
 
-/// What to instantiate: a published release, or a local checkout / packed artifact.
+/// What to instantiate: a published release, or a local checkout / packed artifact (named
+/// by `name` when given, else by its `git describe` or its file name).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {
     Release(Release),
-    Local(PathBuf),
+    Local { path: PathBuf, name: Option<String> },
 }
 
 /// One ready-to-launch server: everything a manifest needs, with absolute paths.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Instance {
-    /// `typescript-1.24.0-timer`, or `typescript-local-1a2b3c4d-timer` for a local source.
+    /// `typescript-1.24.0-timer`, or `typescript-local-NAME-timer` for a local source.
     pub name: String,
     pub description: String,
     pub command: String,
@@ -212,7 +213,7 @@ pub fn prepare(kit: &Kit, source: &Source, cache: &Path) -> Result<Prepared, Not
     bootstrap(kit, &cache, &vars)?;
     let (place, variant, recipe, _guard) = match source {
         Source::Release(r) => release_source(kit, r, &base, &mut vars)?,
-        Source::Local(path) => local_place(kit, path, &base, &mut vars)?,
+        Source::Local { path, name } => local_place(kit, path, name.as_deref(), &base, &mut vars)?,
     };
     place_vars(&mut vars, &place, variant);
     template::extend(&mut vars, &recipe.vars).map_err(tmpl_err(kit))?;

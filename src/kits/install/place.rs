@@ -5,8 +5,11 @@ use super::*;
 
 /// Where one source of one line lives, and the names it goes by.
 pub(super) struct Place {
-    /// `1.24.0`, or `local-1a2b3c4d`.
+    /// `1.24.0`, or `local-1a2b3c4d`: the directory's name, by content for a local source.
     pub(super) label: String,
+    /// The middle of the instances' names: the version, or `local-<name>` for a local source
+    /// (what the user called it, its `git describe`, or its file name).
+    pub(super) name: String,
     /// The SDK version the templates are chosen for (for a local source: what its
     /// `local.version` command printed, if anything).
     pub(super) version: Option<String>,
@@ -42,6 +45,7 @@ pub(super) fn release_source<'k>(
     let variant = choose(kit, &r.version)?;
     let place = Place {
         label: r.version.clone(),
+        name: r.version.clone(),
         version: Some(r.version.clone()),
         sdk_version: r.version.clone(),
         date: r.date.clone(),
@@ -69,10 +73,11 @@ pub(super) fn release_source<'k>(
 pub(super) fn local_place<'k>(
     kit: &'k Kit,
     path: &Path,
+    name: Option<&str>,
     base: &Path,
     vars: &mut BTreeMap<String, String>,
 ) -> Result<Chosen<'k>, NotTestable> {
-    let (place, guard) = local_source(kit, path, base, vars)?;
+    let (place, guard) = local_source(kit, path, name, base, vars)?;
     let variant = match &place.version {
         Some(v) => choose(kit, v)?,
         // Nothing says which version the checkout is: the newest templates.

@@ -287,54 +287,79 @@ fn failing_steps_report_their_output() {
 }
 
 #[test]
-fn local_checkouts_are_copied_built_and_named_by_hash() {
+fn local_checkouts_are_copied_built_and_named_by_what_the_user_says() {
     let root = tempfile::tempdir().unwrap();
     let kit = demo_kit(root.path());
     let cache = root.path().join("cache");
-    let checkout = root.path().join("checkout");
+    let checkout = root.path().join("My Checkout");
     fs::create_dir_all(checkout.join("junk")).unwrap();
     fs::write(checkout.join("VERSION"), "1.5.0\n").unwrap();
     fs::write(checkout.join("DATE"), "2025-06-01T12:00:00+02:00\n").unwrap();
     fs::write(checkout.join("junk/big"), "x").unwrap();
     let before = content_hash(&checkout, &[]).unwrap();
-    let p = prepare(&kit, &Source::Local(checkout.clone()), &cache).unwrap();
+    let local = |name: Option<&str>| Source::Local {
+        path: checkout.clone(),
+        name: name.map(String::from),
+    };
+    let p = prepare(&kit, &local(None), &cache).unwrap();
     assert!(p.installed);
     let i = &p.instances[0];
-    assert!(
-        i.name.starts_with("demo-local-") && i.name.ends_with("-plain"),
-        "{}",
-        i.name
-    );
+    // No git checkout: named by its directory, made fit for a server name.
+    assert_eq!(i.name, "demo-local-my-checkout-plain");
     assert!(
         i.sdk_version.starts_with("1.5.0+local."),
         "{}",
         i.sdk_version
     );
-    let label = i
-        .name
-        .trim_start_matches("demo-")
-        .trim_end_matches("-plain");
-    let lock = fs::read_to_string(cache.join("kits/demo").join(label).join("deps.lock")).unwrap();
+    // The directory is named by content, whatever the build is called.
+    let hash = i.sdk_version.rsplit_once("local.").unwrap().1;
+    assert_eq!(p.dir, cache.join("kits/demo").join(format!("local-{hash}")));
+    let lock = fs::read_to_string(p.dir.join("deps.lock")).unwrap();
     assert!(
         lock.starts_with("sdk==file:") && lock.contains("demo-1.5.0.pkg"),
         "{lock}"
     );
     // The checkout itself is untouched; excluded entries are not copied.
     assert_eq!(content_hash(&checkout, &[]).unwrap(), before);
-    assert!(!cache
-        .join("kits/demo")
-        .join(format!("{label}.src/junk"))
-        .exists());
-    // Same content: nothing rebuilt. Changed content: a new label.
-    assert!(
-        !prepare(&kit, &Source::Local(checkout.clone()), &cache)
-            .unwrap()
-            .installed
-    );
+    // Same content: nothing rebuilt, under any name. Changed content: a new directory.
+    let named = prepare(&kit, &local(Some("eof-fix")), &cache).unwrap();
+    assert!(!named.installed);
+    assert_eq!(named.instances[0].name, "demo-local-eof-fix-plain");
     fs::write(checkout.join("VERSION"), "1.6.0\n").unwrap();
-    let q = prepare(&kit, &Source::Local(checkout.clone()), &cache).unwrap();
-    assert_ne!(q.instances[0].name, i.name);
+    let q = prepare(&kit, &local(None), &cache).unwrap();
+    assert_ne!(q.dir, p.dir);
     assert!(q.instances[0].sdk_version.starts_with("1.6.0+local."));
+}
+
+#[test]
+fn a_git_checkout_is_named_by_git_describe() {
+    let root = tempfile::tempdir().unwrap();
+    let repo = root.path().join("sdk");
+    fs::create_dir_all(&repo).unwrap();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-C"])
+            .arg(&repo)
+            .args(args)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    fs::write(repo.join("a"), "1").unwrap();
+    git(&["add", "a"]);
+    git(&["commit", "-qm", "one"]);
+    git(&["tag", "v1.2.0"]);
+    assert_eq!(default_name(&repo, true).as_deref(), Some("v1.2.0"));
+    fs::write(repo.join("a"), "2").unwrap();
+    assert_eq!(default_name(&repo, true).as_deref(), Some("v1.2.0-dirty"));
+    let tgz = root.path().join("modelcontextprotocol-sdk-1.24.0.tgz");
+    assert_eq!(
+        default_name(&tgz, false).as_deref(),
+        Some("modelcontextprotocol-sdk-1.24.0")
+    );
 }
 
 #[test]
@@ -344,11 +369,22 @@ fn local_artifacts_are_used_as_they_are() {
     kit.local.as_mut().unwrap().version = None;
     let art = root.path().join("demo-9.pkg");
     fs::write(&art, "artifact").unwrap();
-    let p = prepare(&kit, &Source::Local(art), &root.path().join("c")).unwrap();
+    let p = prepare(
+        &kit,
+        &Source::Local {
+            path: art,
+            name: None,
+        },
+        &root.path().join("c"),
+    )
+    .unwrap();
     assert!(p.instances[0].sdk_version.starts_with("local."));
     let e = prepare(
         &kit,
-        &Source::Local(root.path().join("nope")),
+        &Source::Local {
+            path: root.path().join("nope"),
+            name: None,
+        },
         &root.path().join("c"),
     )
     .unwrap_err()
