@@ -44,8 +44,8 @@ pub use install::{
 };
 pub use registry::{fetch_all, versions, RegistryError, Release};
 pub use spec::{
-    load_file, load_kits, Bootstrap, Ecosystem, Expect, FieldProblem, Kit, LocalRecipe, Recipe,
-    Shape, SpecProblem, Untestable, Variant,
+    load_file, load_kits, Bootstrap, Ecosystem, Expect, FieldProblem, Hint, Kit, LocalRecipe,
+    Recipe, Shape, SpecProblem, Untestable, Variant,
 };
 pub use template::{select as select_variant, TemplateError, Unsupported};
 pub use version::{compare as compare_versions, Version, VersionError, VersionReq};
@@ -90,6 +90,16 @@ pub enum KitError {
     },
 }
 
+/// The hints of the kit whose line id or package is `sdk` for release `version` under
+/// `ending`: for fix-it wording that knows the SDK and release of a server (a kit server's
+/// `sdk`/`sdk_version`, or a package and version detected in a published server's install).
+pub fn hints<'k>(kits: &'k [Kit], sdk: &str, version: &str, ending: &str) -> Vec<&'k Hint> {
+    kits.iter()
+        .filter(|k| k.id == sdk || k.package == sdk)
+        .flat_map(|k| k.hints_for(version, ending))
+        .collect()
+}
+
 /// The kit for an SDK line id.
 pub fn find_kit<'k>(kits: &'k [Kit], line: &str) -> Result<&'k Kit, KitError> {
     kits.iter()
@@ -131,6 +141,29 @@ mod tests {
         );
     }
 
+    /// Hints are picked by line or package, release and ending.
+    #[test]
+    fn hints_know_the_release() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kits");
+        let kits = load_kits(&dir).unwrap();
+        let says = |sdk: &str, v: &str, ending: &str| -> String {
+            hints(&kits, sdk, v, ending)
+                .iter()
+                .map(|h| h.text.as_str())
+                .collect()
+        };
+        assert!(says("python", "1.7.1", "close").contains("never returns"));
+        assert!(!says("python", "1.8.0", "close").contains("never returns"));
+        assert!(says("mcp", "1.8.0", "exit").contains("non-daemon"));
+        assert!(says("@modelcontextprotocol/server", "2.0.0", "close").contains("2.1.0"));
+        assert!(says("typescript-v2", "2.4.0", "exit").contains("process.exit(0)"));
+        assert!(
+            says("@modelcontextprotocol/sdk", "1.32.2+local.1a2b3c4d", "exit").contains("#2002")
+        );
+        assert!(says("rust", "3.11.0", "sigterm").contains("stdio_pipes"));
+        assert!(says("rust", "3.11.0", "close").is_empty());
+    }
+
     /// The kits shipped in this repository all load and their ranges are consistent.
     #[test]
     fn bundled_kits_load() {
@@ -145,6 +178,9 @@ mod tests {
                     "kit {} has no `{s}` shape",
                     k.id
                 );
+            }
+            for h in &k.hints {
+                assert!(!h.text.contains('\n'), "{}: one line per hint", k.id);
             }
             let slow = k.shapes.iter().find(|x| x.name == "slow-tool").unwrap();
             assert!(

@@ -363,6 +363,7 @@ mod tests {
                 versions: VersionReq::parse("<1.0.0").unwrap(),
                 reason: "0.x predates the 1.0 protocol".into(),
             }],
+            hints: Vec::new(),
             shapes: Vec::new(),
         }
     }

@@ -132,6 +132,53 @@ pub(super) fn copy_tree(from: &Path, to: &Path, exclude: &[String]) -> std::io::
     Ok(())
 }
 
+/// Makes `to` a copy of `from` (excluded names skipped) touching only what differs: files
+/// whose contents are equal keep their times, so the build tools of a checkout built there
+/// before (tsc, npm, cargo) see only the edit; files gone from `from` are removed, except
+/// under excluded names (`node_modules`, `dist`: the previous build's products, reused).
+pub(super) fn sync_tree(from: &Path, to: &Path, exclude: &[String]) -> std::io::Result<usize> {
+    let mut files = Vec::new();
+    walk(from, Path::new(""), exclude, &mut files)?;
+    let mut changed = 0;
+    for rel in &files {
+        let (src, dst) = (join_rel(from, rel), join_rel(to, rel));
+        let meta = fs::symlink_metadata(&src)?;
+        if meta.file_type().is_symlink() {
+            let target = fs::read_link(&src)?;
+            if fs::read_link(&dst).is_ok_and(|t| t == target) {
+                continue;
+            }
+            let _ = fs::remove_file(&dst);
+            if let Some(p) = dst.parent() {
+                fs::create_dir_all(p)?;
+            }
+            crate::os::command::symlink(&target, &dst)?;
+        } else {
+            if fs::symlink_metadata(&dst).is_ok_and(|d| d.is_file() && d.len() == meta.len())
+                && fs::read(&src)? == fs::read(&dst)?
+            {
+                continue;
+            }
+            if let Some(p) = dst.parent() {
+                fs::create_dir_all(p)?;
+            }
+            let _ = fs::remove_file(&dst);
+            fs::copy(&src, &dst)?;
+        }
+        changed += 1;
+    }
+    let mut present = Vec::new();
+    if to.exists() {
+        walk(to, Path::new(""), exclude, &mut present)?;
+    }
+    let keep: std::collections::BTreeSet<&PathBuf> = files.iter().collect();
+    for rel in present.iter().filter(|r| !keep.contains(r)) {
+        fs::remove_file(join_rel(to, rel))?;
+        changed += 1;
+    }
+    Ok(changed)
+}
+
 /// The one file in `dir` matching `pattern` (a name with at most one `*`); the newest when
 /// several do.
 pub(super) fn find_artifact(dir: &Path, pattern: &str) -> Option<PathBuf> {

@@ -156,9 +156,19 @@ impl LocalCopy {
         let hash = content_hash(&origin, if is_dir { &local.exclude } else { &[] })
             .map_err(|e| local_err(LocalError::Unreadable(e)))?;
         let label = format!("local-{}", &hash[..8]);
+        // A build that ends in an artifact is built in one copy per checkout, kept between
+        // edits: its dependencies and earlier outputs are reused, and only what changed is
+        // rebuilt. Without one (the copy itself is what the instances use: a Go `replace`,
+        // a Cargo `path`), each content has its own copy.
+        let src = if local.artifact.is_some() {
+            let key = Fnv::new().add(origin.as_os_str().as_encoded_bytes()).hex();
+            base.join(format!("build-{}", &key[..8]))
+        } else {
+            base.join(format!("{label}.src"))
+        };
         Ok(LocalCopy {
             dir: base.join(&label),
-            src: base.join(format!("{label}.src")),
+            src,
             out: base.join(format!("{label}.out")),
             origin,
             is_dir,
@@ -180,14 +190,28 @@ pub(super) fn build_local(
         return Ok(());
     }
     let _shared = exclusive(run.kit, Path::new(&vars["cache"]))?;
-    // Start from a clean copy: a half-built one from an interrupted run is not reused.
-    for d in [&copy.src, &copy.out] {
-        if d.exists() {
-            fs::remove_dir_all(d).map_err(io(d))?;
-        }
+    if copy.out.exists() {
+        fs::remove_dir_all(&copy.out).map_err(io(&copy.out))?;
     }
     fs::create_dir_all(&copy.out).map_err(io(&copy.out))?;
-    if copy.is_dir {
+    if copy.is_dir && local.artifact.is_some() {
+        // One build copy per checkout, used by one build at a time.
+        let _building = lock(&copy.src.with_extension("lock"))?;
+        let changed = sync_tree(&copy.origin, &copy.src, &local.exclude).map_err(io(&copy.src))?;
+        let note = format!("sync {}: {changed} file(s) changed\n", copy.src.display());
+        let _ = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(run.log)
+            .and_then(|mut f| f.write_all(note.as_bytes()));
+        for step in &local.build {
+            run.run(step, vars, &copy.src)?;
+        }
+    } else if copy.is_dir {
+        // Start from a clean copy: a half-built one from an interrupted run is not reused.
+        if copy.src.exists() {
+            fs::remove_dir_all(&copy.src).map_err(io(&copy.src))?;
+        }
         copy_tree(&copy.origin, &copy.src, &local.exclude).map_err(io(&copy.src))?;
         for step in &local.build {
             run.run(step, vars, &copy.src)?;

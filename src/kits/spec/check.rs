@@ -460,4 +460,23 @@ impl Ctx<'_> {
         }
         Ok(untestable)
     }
+
+    pub(super) fn hints(&self, raw: Vec<RawHint>) -> Result<Vec<Hint>, KitError> {
+        let mut hints = Vec::new();
+        for (i, h) in raw.into_iter().enumerate() {
+            let versions = self.req(&format!("hint[{i}].versions"), &h.versions)?;
+            if h.text.get_ref().trim().is_empty() {
+                return Err(self.err(
+                    Some(h.text.span()),
+                    field_err(format!("hint[{i}].text"), FieldProblem::Empty),
+                ));
+            }
+            hints.push(Hint {
+                versions,
+                endings: h.endings,
+                text: h.text.into_inner().trim().to_string(),
+            });
+        }
+        Ok(hints)
+    }
 }

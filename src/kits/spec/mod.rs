@@ -184,6 +184,31 @@ pub struct Variant {
     pub note: String,
 }
 
+/// What a server author on these releases of the SDK should know about how it ends a
+/// session, and the fix that works on them: data for hints that know the SDK and release
+/// (`rules::explain` words findings; a server's detected SDK and version pick these).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hint {
+    pub versions: VersionReq,
+    /// The endings it is about (`close`, `exit`, ...); empty: every ending.
+    pub endings: Vec<String>,
+    pub text: String,
+}
+
+impl Kit {
+    /// The hints for one release of this SDK under one ending, in file order.
+    pub fn hints_for<'k>(&'k self, version: &str, ending: &str) -> Vec<&'k Hint> {
+        let Ok(v) = super::Version::parse(version.split('+').next().unwrap_or(version)) else {
+            return Vec::new();
+        };
+        self.hints
+            .iter()
+            .filter(|h| h.versions.matches(&v))
+            .filter(|h| h.endings.is_empty() || h.endings.iter().any(|e| e == ending))
+            .collect()
+    }
+}
+
 /// Versions no template supports, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Untestable {
@@ -251,6 +276,8 @@ pub struct Kit {
     pub local: Option<LocalRecipe>,
     pub variants: Vec<Variant>,
     pub untestable: Vec<Untestable>,
+    /// Release-specific hints (`[[hint]]`), in file order.
+    pub hints: Vec<Hint>,
     pub shapes: Vec<Shape>,
 }
 
@@ -282,6 +309,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Kit, KitError> {
     let files = cx.files("files", &dir, raw.files)?;
     let variants = cx.variants(raw.variant, &dir, &shapes, &known)?;
     let untestable = cx.untestable(raw.untestable)?;
+    let hints = cx.hints(raw.hint)?;
     Ok(Kit {
         id: raw.id.into_inner(),
         name: raw.name,
@@ -303,6 +331,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Kit, KitError> {
         local,
         variants,
         untestable,
+        hints,
         shapes,
     })
 }

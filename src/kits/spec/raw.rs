@@ -37,6 +37,8 @@ pub(super) struct RawKit {
     pub(super) variant: Vec<RawVariant>,
     #[serde(default)]
     pub(super) untestable: Vec<RawUntestable>,
+    #[serde(default)]
+    pub(super) hint: Vec<RawHint>,
     pub(super) shapes: BTreeMap<String, RawShape>,
 }
 
@@ -97,6 +99,15 @@ pub(super) struct RawVariant {
     pub(super) shapes: Option<Spanned<Vec<String>>>,
     #[serde(default)]
     pub(super) note: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawHint {
+    pub(super) versions: Spanned<String>,
+    #[serde(default)]
+    pub(super) endings: Vec<String>,
+    pub(super) text: Spanned<String>,
 }
 
 #[derive(Deserialize)]
