@@ -39,6 +39,14 @@ pub enum Cmd {
         /// Only servers of these shapes (`[about] shape`: timer, plain, ...); repeatable.
         #[arg(long = "shape", value_name = "SHAPE")]
         shapes: Vec<String>,
+        /// With one `--sdk LINE@A..B`: find the first release whose stages (per shape ×
+        /// ending) differ from A's by bisection, running about log2(n) releases.
+        #[arg(long)]
+        bisect: bool,
+        /// With `--bisect`: then bisect the commits between that release's tag and the
+        /// previous one's in this checkout, each built as a local build.
+        #[arg(long, value_name = "DIR", requires = "bisect")]
+        checkout: Option<PathBuf>,
         #[command(flatten)]
         opts: RunOpts,
     },

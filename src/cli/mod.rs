@@ -2,6 +2,7 @@
 //! [`args`] is the grammar, [`plan`] turns it into a run plan (pure), [`run`] carries it out.
 
 pub mod args;
+mod bisect;
 mod census;
 pub mod host;
 pub mod plan;
@@ -80,11 +81,32 @@ pub fn run() -> Result<ExitCode, Error> {
             }))
         }
         Cmd::Run {
+            sdks,
+            shapes,
+            bisect: true,
+            checkout,
+            opts,
+            ..
+        } => match sdks.as_slice() {
+            [spec] => bisect::run(
+                spec,
+                checkout.as_deref(),
+                &shapes,
+                &opts,
+                &locate::kits_dir()?,
+                &locate::kit_cache()?,
+            ),
+            _ => Err(Error::Usage(
+                "--bisect takes exactly one --sdk LINE@A..B".into(),
+            )),
+        },
+        Cmd::Run {
             manifests,
             servers,
             sdks,
             shapes,
             opts,
+            ..
         } => {
             let bundled = manifests.is_empty() && sdks.is_empty();
             let paths = if bundled {

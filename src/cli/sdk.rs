@@ -121,6 +121,18 @@ fn disambiguated(m: &Manifest) -> String {
     }
 }
 
+/// One source of one kit as manifests, or why it is not testable.
+pub fn manifests_for(
+    kit: &Kit,
+    source: &Source,
+    cache: &Path,
+) -> Result<Result<Vec<Manifest>, String>, Error> {
+    match kits::prepare(kit, source, cache) {
+        Ok(p) => Ok(Ok(manifests_of(&p.instances)?)),
+        Err(e) => Ok(Err(e.to_string())),
+    }
+}
+
 /// One progress line per version on stderr: what is ready, what was installed, what not.
 fn progress(n: usize, of: usize, job: &Job, outcome: &Result<Prepared, NotTestable>) {
     let what = match outcome {

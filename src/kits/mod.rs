@@ -31,6 +31,7 @@ use std::path::PathBuf;
 
 mod arg;
 mod date;
+pub mod git;
 mod install;
 mod registry;
 mod spec;

@@ -88,7 +88,7 @@ pub fn compare_versions(a: &str, b: &str) -> Ordering {
 
 /// The stage a case reached (with what became of the request in flight, where one was), or
 /// why it has none.
-pub(super) fn stage_of(r: &JudgedCase) -> String {
+pub fn stage_of(r: &JudgedCase) -> String {
     match (&r.stage, &r.error) {
         (Some(s), _) => match r.inflight_outcome {
             Some(o) => format!("{s}, {o}"),
