@@ -76,10 +76,14 @@ pub struct Side<'r> {
 
 type Key = (String, ScenarioId);
 
+/// A kit server's line, shown label (`1.30.0`, `local:eof-fix`) and shape.
+type Build = (String, String, String);
+
+/// A server of a side, with its build when it is a kit server.
+type Server<'r> = (&'r str, Option<Build>);
+
 /// The servers of a side: name → (line, shown label, shape) for kit servers.
-fn selected<'r>(
-    side: &Side<'r>,
-) -> Result<Vec<(&'r str, Option<(String, String, String)>)>, String> {
+fn selected<'r>(side: &Side<'r>) -> Result<Vec<Server<'r>>, String> {
     let wanted = side
         .source
         .map(|s| {
@@ -114,20 +118,16 @@ fn selected<'r>(
 }
 
 /// Kit servers of one build per line can be paired by line and shape.
-fn one_build_per_line(servers: &[(&str, Option<(String, String, String)>)]) -> bool {
+fn one_build_per_line(servers: &[Server]) -> bool {
     let mut builds: BTreeMap<&str, &str> = BTreeMap::new();
     servers.iter().all(|(_, k)| match k {
-        Some((line, label, _)) => *builds.entry(line).or_insert(label) == label.as_str(),
+        Some((line, label, _)) => **builds.entry(line.as_str()).or_insert(label.as_str()) == *label,
         None => false,
     })
 }
 
 /// What a side is called in the heading: its builds, or its name.
-fn describe(
-    servers: &[(&str, Option<(String, String, String)>)],
-    by_shape: bool,
-    name: &str,
-) -> String {
+fn describe(servers: &[Server], by_shape: bool, name: &str) -> String {
     if !by_shape {
         return name.to_string();
     }
@@ -142,7 +142,7 @@ fn describe(
 
 fn cases<'r>(
     side: &Side<'r>,
-    servers: &[(&'r str, Option<(String, String, String)>)],
+    servers: &[Server<'r>],
     by_shape: bool,
 ) -> BTreeMap<Key, &'r JudgedCase> {
     let key_of: BTreeMap<&str, String> = servers
