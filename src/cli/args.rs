@@ -109,6 +109,11 @@ pub enum Cmd {
         #[arg(long, value_name = "REV")]
         spec: Option<String>,
     },
+    /// The SDK lines the kits cover and their published releases (what `--sdk` takes).
+    Sdk {
+        #[command(subcommand)]
+        action: SdkCmd,
+    },
     /// Measure real hosts: install them, drive every quit path, write measured profiles.
     Host {
         #[command(subcommand)]
@@ -128,6 +133,18 @@ pub enum Cmd {
         /// The pseudo-terminal a `terminal` client makes its controlling terminal.
         #[arg(long)]
         tty: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SdkCmd {
+    /// Every kit line id, one a line.
+    Lines,
+    /// The releases an `--sdk LINE@SEL` names (`@all`, `@latest`, `@A..B`), oldest first, one
+    /// a line with its registry date: what a run would instantiate.
+    Versions {
+        #[arg(value_name = "LINE@SEL")]
+        spec: String,
     },
 }
 

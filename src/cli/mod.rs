@@ -40,6 +40,7 @@ pub fn run() -> Result<ExitCode, Error> {
         ) as u8)),
         Cmd::Recorder { args } => Ok(ExitCode::from(crate::os::recorder::main(&args) as u8)),
         Cmd::Host { action } => host::run(action),
+        Cmd::Sdk { action } => sdk::list(action, &locate::kits_dir()?),
         Cmd::Rules { spec } => rules(spec.as_deref()),
         Cmd::Report { action } => report(action),
         Cmd::Diff {

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use super::args::SdkCmd;
 use crate::config::manifest::{self, Manifest};
 use crate::error::Error;
 use crate::kits::{self, Instance, Kit, NotTestable, Prepared, Source, Target};
@@ -119,6 +120,32 @@ fn disambiguated(m: &Manifest) -> String {
         ),
         None => format!("{}.{hash}", m.name),
     }
+}
+
+/// `sdk lines` and `sdk versions LINE@SEL`: what the kits cover, from the kits and the
+/// registries, for scripts (the SDK tracker asks which releases are new).
+pub fn list(action: SdkCmd, kits_dir: &Path) -> Result<std::process::ExitCode, Error> {
+    let all = kits::load_kits(kits_dir)?;
+    match action {
+        SdkCmd::Lines => {
+            for k in &all {
+                println!("{}", k.id);
+            }
+        }
+        SdkCmd::Versions { spec } => {
+            let req = kits::parse_sdk_arg(&spec)?;
+            let kit = kits::find_kit(&all, &req.line)?;
+            let Target::Registry(sel) = req.target else {
+                return Err(Error::Usage(format!(
+                    "sdk versions {spec}: a local build has no published releases"
+                )));
+            };
+            for r in kits::versions(kit, &sel)? {
+                println!("{}\t{}", r.version, r.date.unwrap_or_default());
+            }
+        }
+    }
+    Ok(std::process::ExitCode::SUCCESS)
 }
 
 /// One source of one kit as manifests, or why it is not testable.
