@@ -42,6 +42,7 @@ for line in "${lines[@]}"; do
     echo "sdk-tracker: $line: the run failed (exit $status)" >&2
     exit "$status"
   fi
+  section="$out/$line.section.md"
   {
     echo
     echo "## $line: $(printf '%s ' "${fresh[@]%%$'\t'*}")(run $(date -u +%Y-%m-%d))"
@@ -49,7 +50,11 @@ for line in "${lines[@]}"; do
     # The report's history section (and its versions not testable), as the report renders it.
     "$bin" report render --from "$out/$line.json" --format markdown \
       | awk '/^### (History|Not testable)/ { on = 1 } /^## / { on = 0 } on'
-  } >>"$page"
+  } >"$section"
+  # Into the page, the job's summary (on GitHub) and the log.
+  cat "$section" >>"$page"
+  if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then cat "$section" >>"$GITHUB_STEP_SUMMARY"; fi
+  cat "$section"
   printf '%s\n' "${fresh[@]}" >>"$seen"
   changed=1
 done
