@@ -49,7 +49,7 @@ for line in "${lines[@]}"; do
     echo
     # The report's history section (and its versions not testable), as the report renders it.
     "$bin" report render --from "$out/$line.json" --format markdown \
-      | awk '/^### (History|Not testable)/ { on = 1 } /^## / { on = 0 } on'
+      | awk '/^#+ / { on = ($0 ~ /^### (History|Not testable)/) } on'
   } >"$section"
   # Into the page, the job's summary (on GitHub) and the log.
   cat "$section" >>"$page"
