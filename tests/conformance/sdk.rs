@@ -195,8 +195,28 @@ fn a_patched_local_sdk_exits_on_eof_where_the_release_does_not() {
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("HISTORY  typescript: 2 versions"), "{text}");
     assert!(
-        text.contains("changed at local-") && text.contains("(sigterm → eof)"),
+        text.contains(
+            "changed at local:modelcontextprotocol-sdk-1.24.0-exit-on-eof (sigterm → eof)"
+        ),
         "{text}"
+    );
+    // The two builds, paired by shape and ending, before → after: one check fixed.
+    let diff = cli()
+        .arg("diff")
+        .arg(tmp.path().join("report.json"))
+        .args(["--before", "typescript@1.24.0"])
+        .args([
+            "--after",
+            "typescript@local:modelcontextprotocol-sdk-1.24.0-exit-on-eof",
+        ])
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&diff.stdout);
+    assert_eq!(diff.status.code(), Some(0), "{md}");
+    assert!(md.contains("**1 fixed · 0 broken"), "{md}");
+    assert!(
+        md.contains("| typescript/timer | close | sigterm · "),
+        "{md}"
     );
     assert!(
         text.contains("NOT TESTABLE\n  typescript 0.4.0: 0.x releases predate"),
@@ -280,4 +300,33 @@ fn a_patched_local_python_sdk_exits_on_eof_where_the_release_does_not() {
         "python-1.20.0-thread",
         "python-local-",
     );
+}
+
+/// `sdk lines` names every kit of the suite, offline; `sdk versions` refuses a local build
+/// and `--bisect` anything but one range, before touching a registry.
+#[test]
+fn sdk_lines_and_the_bisect_arguments() {
+    let out = cli().args(["sdk", "lines"]).output().unwrap();
+    assert!(out.status.success());
+    let lines = String::from_utf8_lossy(&out.stdout);
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kits");
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.join("kit.toml").exists() {
+            let id = p.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(lines.lines().any(|l| l == id), "{id} not in {lines}");
+        }
+    }
+    let out = cli()
+        .args(["sdk", "versions", "typescript=../nowhere"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no published releases"));
+    let out = cli()
+        .args(["run", "--sdk", "python@1.26.0", "--bisect"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs a range of releases"));
 }
