@@ -91,8 +91,18 @@ fn selected<'r>(side: &Side<'r>) -> Result<Vec<Server<'r>>, String> {
                 .ok_or_else(|| format!("{s:?}: a source is LINE@VERSION or LINE@local:NAME"))
         })
         .transpose()?;
+    // Every server with a result (a report need not describe each in `servers`).
+    let mut names: Vec<&'r str> = side
+        .report
+        .results
+        .iter()
+        .map(|r| r.server.as_str())
+        .chain(side.report.servers.keys().map(String::as_str))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
     let mut out = Vec::new();
-    for name in side.report.servers.keys() {
+    for name in names {
         let kit = member(name, side.report).map(|(line, label, version, shape)| {
             let shown = shown_label(label);
             (line, shown, version, shape)
@@ -105,7 +115,7 @@ fn selected<'r>(side: &Side<'r>) -> Result<Vec<Server<'r>>, String> {
             }
         }
         out.push((
-            name.as_str(),
+            name,
             kit.map(|(l, shown, _, shape)| (l.to_string(), shown, shape.to_string())),
         ));
     }
@@ -183,8 +193,13 @@ fn summary(r: &JudgedCase) -> CaseSummary {
 /// Compares two sides: cases paired by kit line × shape × ending when each side is one
 /// build per line (a release against its patched checkout), else by server × ending.
 pub fn compare(before: Side, after: Side) -> Result<Diff, String> {
+    compare_paired(before, after, true)
+}
+
+/// [`compare`], pairing by line and shape only when `by_shape_allowed`.
+fn compare_paired(before: Side, after: Side, by_shape_allowed: bool) -> Result<Diff, String> {
     let (a, b) = (selected(&before)?, selected(&after)?);
-    let by_shape = one_build_per_line(&a) && one_build_per_line(&b);
+    let by_shape = by_shape_allowed && one_build_per_line(&a) && one_build_per_line(&b);
     let (ca, cb) = (cases(&before, &a, by_shape), cases(&after, &b, by_shape));
     let mut keys: Vec<&Key> = ca.keys().chain(cb.keys()).collect();
     keys.sort();
@@ -228,15 +243,15 @@ pub fn compare(before: Side, after: Side) -> Result<Diff, String> {
     })
 }
 
-/// Compares every check of `old` and `new`, keyed by server, scenario and rule.
-#[cfg(test)]
-fn diff(old: &Report, new: &Report) -> Vec<Row> {
+/// Compares every check of `old` and `new`, keyed by server, scenario and rule (never by
+/// shape: the same servers, run again).
+pub fn diff(old: &Report, new: &Report) -> Vec<Row> {
     let side = |report| Side {
         report,
         source: None,
         name: "",
     };
-    compare(side(old), side(new)).map_or_else(|_| Vec::new(), |d| d.rows)
+    compare_paired(side(old), side(new), false).map_or_else(|_| Vec::new(), |d| d.rows)
 }
 
 fn cell(s: &Option<CaseSummary>) -> String {
