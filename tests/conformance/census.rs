@@ -276,7 +276,11 @@ fn diff_compares_two_census_reports() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(said.contains(" new · 0 removed · "), "{said}");
+    // The New section runs to the next heading (the stage tables follow it).
     let new_section = &said[said.find("### New").expect("stripe is new")..];
+    let new_section = &new_section[..new_section[4..]
+        .find("### ")
+        .map_or(new_section.len(), |i| i + 4)];
     assert!(
         new_section.contains(&format!("| {STRIPE} | close |")),
         "{said}"
