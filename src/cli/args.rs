@@ -117,7 +117,7 @@ pub enum Cmd {
     /// Measure real hosts: install them, drive every quit path, write measured profiles.
     Host {
         #[command(subcommand)]
-        action: crate::cli::host::HostCmd,
+        action: HostCmd,
     },
     #[command(name = "__case", hide = true)]
     Case,
@@ -349,4 +349,36 @@ pub struct CensusArgs {
     pub vars: Vec<String>,
     #[command(flatten)]
     pub opts: RunOpts,
+}
+
+/// `mcp-shutdown host …`: real hosts, measured.
+#[derive(Subcommand, Debug)]
+pub enum HostCmd {
+    /// Install a real host (pinned, once, into the cache), drive every quit path with the
+    /// recorder as its server, and print measured `[[profile]]` entries.
+    Measure {
+        /// `HOST`, `HOST@VERSION`, `HOST@A..B` (newest and 5 spread between), `HOST@all`
+        /// (newest and 5 spread over the last year).
+        #[arg(value_name = "HOST[@VERSION|@A..B|@all]")]
+        spec: String,
+        /// Runs per quit path.
+        #[arg(long, default_value_t = 3)]
+        repeats: u32,
+        /// Only these quit paths (triggers); repeatable.
+        #[arg(long = "path", value_name = "TRIGGER")]
+        only: Vec<String>,
+        /// Also write each release's measurement as JSON here.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
+    /// Which release changed a host's ladder or plumbing (from saved measurements).
+    History { host: String },
+    /// The `[[profile]]` entries of saved measurements (a `measure --json` file, or one the
+    /// cache keeps under hosts/measurements/), without measuring again.
+    Profiles {
+        #[arg(value_name = "FILE")]
+        from: PathBuf,
+    },
+    /// The hosts this build knows and their quit paths.
+    List,
 }

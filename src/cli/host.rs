@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Subcommand;
+use crate::cli::args::{HostCmd, RunOpts};
 
 use crate::error::Error;
 use crate::harness::locate;
@@ -11,37 +11,6 @@ use crate::hosts::catalogue::{self, HostSpec};
 use crate::hosts::install::{self, Releases};
 use crate::hosts::measure::{self, Measurement, Options};
 use crate::hosts::{emit, HostError};
-
-#[derive(Subcommand, Debug)]
-pub enum HostCmd {
-    /// Install a real host (pinned, once, into the cache), drive every quit path with the
-    /// recorder as its server, and print measured `[[profile]]` entries.
-    Measure {
-        /// `HOST`, `HOST@VERSION`, `HOST@A..B` (newest and 5 spread between), `HOST@all`
-        /// (newest and 5 spread over the last year).
-        #[arg(value_name = "HOST[@VERSION|@A..B|@all]")]
-        spec: String,
-        /// Runs per quit path.
-        #[arg(long, default_value_t = 3)]
-        repeats: u32,
-        /// Only these quit paths (triggers); repeatable.
-        #[arg(long = "path", value_name = "TRIGGER")]
-        only: Vec<String>,
-        /// Also write each release's measurement as JSON here.
-        #[arg(long, value_name = "FILE")]
-        json: Option<PathBuf>,
-    },
-    /// Which release changed a host's ladder or plumbing (from saved measurements).
-    History { host: String },
-    /// The `[[profile]]` entries of saved measurements (a `measure --json` file, or one the
-    /// cache keeps under hosts/measurements/), without measuring again.
-    Profiles {
-        #[arg(value_name = "FILE")]
-        from: PathBuf,
-    },
-    /// The hosts this build knows and their quit paths.
-    List,
-}
 
 /// What `@...` asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -262,7 +231,7 @@ fn measured_release(host: &HostSpec) -> Option<String> {
 /// real host, judged by the rules and reported like any run (`--format`, `--output`, exit
 /// codes).
 pub fn real_host(
-    opts: &crate::cli::args::RunOpts,
+    opts: &RunOpts,
     spec: &str,
     only: &[String],
     command: &[String],

@@ -18,7 +18,7 @@ use crate::model::{
     ScenarioId, ServerInfo, SignalName, Tool,
 };
 use crate::os::containment::Cgroups;
-use crate::os::{mono_ns, ms_between, signals};
+use crate::os::{mono_ns, ms_between, procfs, signals};
 use crate::rules::{self, Catalogue};
 use crate::supervisor::protocol::CaseSpec;
 
@@ -391,7 +391,7 @@ impl Harness {
         spec.cgroup = group.membership_dir().map(Path::to_path_buf);
         let case = Supervised {
             spec,
-            mark: format!("{}-{n}-{}", signals::own_pid(), mono_ns()),
+            mark: format!("{}-{n}-{}", procfs::own_pid(), mono_ns()),
             group,
             progress,
             rank,

@@ -17,7 +17,8 @@ use std::time::Duration;
 use nix::sys::wait::{waitpid, WaitPidFlag};
 use nix::unistd::Pid;
 
-use super::signals::{own_pid, signal_pid};
+use super::procfs::own_pid;
+use super::signals::signal_pid;
 use crate::model::{Containment, Membership, SignalName};
 
 /// A cgroup hierarchy this process may create cgroups in.

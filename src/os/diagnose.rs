@@ -117,7 +117,7 @@ mod tests {
 
     #[test]
     fn diagnoses_this_process() {
-        let d = diagnose(crate::os::signals::own_pid());
+        let d = diagnose(crate::os::procfs::own_pid());
         assert!(d.threads >= 1);
         assert!(d.fds.values().sum::<usize>() >= 3);
     }

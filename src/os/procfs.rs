@@ -2,8 +2,6 @@
 
 use std::fs;
 
-use super::signals::own_pid;
-
 /// One process as seen in `/proc`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProcInfo {
@@ -321,6 +319,11 @@ pub fn kernel_release() -> String {
     std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_string())
         .unwrap_or_default()
+}
+
+/// This process's pid.
+pub fn own_pid() -> i32 {
+    nix::unistd::getpid().as_raw()
 }
 
 #[cfg(test)]

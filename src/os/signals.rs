@@ -34,7 +34,7 @@ pub fn signal_group_of(pid: i32, sig: SignalName) {
         return;
     }
     for p in super::procfs::group_members(pgid) {
-        if p != own_pid() {
+        if p != super::procfs::own_pid() {
             signal_pid(p, sig);
         }
     }
@@ -58,8 +58,4 @@ pub fn become_subreaper() -> io::Result<()> {
 pub fn die_with_parent(sig: SignalName) -> io::Result<()> {
     nix::sys::prctl::set_pdeathsig(to_nix(sig))?;
     Ok(())
-}
-
-pub fn own_pid() -> i32 {
-    nix::unistd::getpid().as_raw()
 }

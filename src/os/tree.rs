@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 
+use super::procfs::own_pid;
 use super::procfs::{descendants, with_env, ProcInfo};
-use super::signals::{own_pid, signal_pid};
+use super::signals::signal_pid;
 use crate::model::SignalName;
 
 /// The environment variable that marks every process of one case: set by the supervisor on

@@ -10,8 +10,8 @@ use std::sync::LazyLock;
 use serde::Deserialize;
 use strum::VariantNames;
 
-use super::explain;
 use super::judge::Finding;
+use super::template;
 
 use crate::model::{
     Basis, BudgetName, Ending, Level, Quote, Revision, RuleId, RuleInfo, UnknownId,
@@ -69,7 +69,7 @@ pub struct Rule {
     #[serde(default)]
     pub only_when_missed: bool,
     /// The check's message for each finding its judge gives, by the finding's name: a
-    /// template of the finding's fields (see [`super::explain`]).
+    /// template of the finding's fields (see [`super::template`]).
     #[serde(default)]
     pub messages: BTreeMap<String, String>,
     /// What a badge says when this rule is missed: the first label whose `when` holds.
@@ -207,7 +207,7 @@ fn messages_problem(r: &Rule) -> Option<(String, String)> {
             let known = Finding::VARIANTS.join(", ");
             format!("no finding is called `{name}` (known: {known})")
         } else {
-            explain::template_problem(template)?
+            template::template_problem(template)?
         };
         Some((format!("messages.{name}"), problem))
     })
@@ -229,7 +229,7 @@ fn badge_problem(r: &Rule) -> Option<(String, String)> {
             (None, false) => "only the last badge label goes without a `when`".into(),
             (None, true) => return None,
             (Some(w), false) => {
-                let p = explain::expression_problem(w)?;
+                let p = template::expression_problem(w)?;
                 return Some((format!("badge[{i}].when"), p));
             }
         };
@@ -241,11 +241,11 @@ fn shared_wording_problem(w: &Wording) -> Option<(String, String)> {
     let templates = [("not_testable", &w.not_testable), ("waiting", &w.waiting)];
     let endings = w.ending.iter().map(|(k, v)| (k.as_str(), v));
     for (place, template) in templates.into_iter().chain(endings) {
-        if let Some(p) = explain::template_problem(template) {
+        if let Some(p) = template::template_problem(template) {
             return Some((place.to_string(), p));
         }
     }
-    explain::ENDING_KEYS
+    template::ENDING_KEYS
         .iter()
         .find(|k| !w.ending.contains_key(**k))
         .map(|k| (format!("ending.{k}"), "missing".to_string()))

@@ -8,58 +8,18 @@
 //! stage) and `{{ waiting }}` (the time it waited for a CPU, when noticeable). Nothing is
 //! escaped, and a name the finding does not have is an error (the tests render every one).
 
-use std::sync::LazyLock;
-
 use minijinja::value::Serde;
-use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value};
+use minijinja::Value;
 use serde_json::{Map, Value as Json};
 
 use crate::model::{Diagnostics, Observation, ProcState, Runtime, SignalName};
 
 use super::catalogue::{Rule, Wording};
 use super::judge::Finding;
-
-/// The keys of `[wording.ending]`: every stage, and `none` for a case that never ran.
-pub const ENDING_KEYS: &[&str] = &[
-    "eof", "sigint", "sigterm", "sighup", "sigkill", "survived", "none",
-];
+use super::template::{holds, render};
 
 /// From this much time waiting for a CPU, a message says so.
 const NOTICEABLE_WAIT_MS: f64 = 50.0;
-
-fn ms(v: Option<f64>) -> String {
-    v.map_or_else(|| "?".into(), |v| format!("{v:.0} ms"))
-}
-
-fn environment<'s>() -> Environment<'s> {
-    let mut env = Environment::new();
-    env.set_undefined_behavior(UndefinedBehavior::Strict);
-    env.set_auto_escape_callback(|_| AutoEscape::None);
-    env.add_filter("ms", ms);
-    env
-}
-
-static ENV: LazyLock<Environment<'static>> = LazyLock::new(environment);
-
-/// What is wrong with a template's syntax, if anything (checked when the catalogue is read).
-pub fn template_problem(template: &str) -> Option<String> {
-    environment()
-        .template_from_str(template)
-        .err()
-        .map(|e| e.to_string())
-}
-
-/// What is wrong with an expression's syntax, if anything.
-pub fn expression_problem(expression: &str) -> Option<String> {
-    environment()
-        .compile_expression(expression)
-        .err()
-        .map(|e| e.to_string())
-}
-
-fn render(template: &str, values: &Map<String, Json>) -> Result<String, minijinja::Error> {
-    ENV.render_str(template, Value::from(Serde(values)))
-}
 
 /// A finding's fields, and what its wording adds: `ending` and `waiting` when it has an end,
 /// whose the case is when it could not be judged.
@@ -118,11 +78,6 @@ pub fn try_message(w: &Wording, rule: &Rule, f: &Finding) -> Result<String, Stri
 /// The check message for a finding of `rule`.
 pub fn message(w: &Wording, rule: &Rule, f: &Finding) -> String {
     try_message(w, rule, f).unwrap_or_else(|e| format!("({e})"))
-}
-
-fn holds(when: &str, case: &Value) -> Result<bool, minijinja::Error> {
-    let e = ENV.compile_expression_owned(when.to_string())?;
-    Ok(e.eval(case.clone())?.is_true())
 }
 
 /// What a badge says of a case that missed `rule`, and its rank (lower says more), or why

@@ -4,7 +4,6 @@
 
 use serde::Serialize;
 
-use super::catalogue::Rule;
 use crate::model::{
     Budgets, ErrorKind, LeftoverGroup, Observation, Outcome, Revision, RuleId, Scenario, Stage,
     ViolationKind,
@@ -196,12 +195,12 @@ include!(concat!(env!("OUT_DIR"), "/rule_judges.rs"));
 
 /// Judges one rule on one case: a case that could not run is not testable, but for a rule
 /// about what only such a case does (`only_when_missed`), which judges it.
-pub fn judge(rule: &Rule, o: &Observation, cx: &Context) -> Finding {
+pub fn judge(rule: RuleId, only_when_missed: bool, o: &Observation, cx: &Context) -> Finding {
     match &o.error {
-        Some(e) if !rule.only_when_missed => Finding::NotTestable {
+        Some(e) if !only_when_missed => Finding::NotTestable {
             kind: e.kind,
             message: e.message.clone(),
         },
-        _ => judge_of(rule.id)(o, cx),
+        _ => judge_of(rule)(o, cx),
     }
 }

@@ -13,6 +13,7 @@ mod judges;
 #[cfg(test)]
 mod quotes;
 pub mod repeat;
+mod template;
 
 use std::collections::BTreeMap;
 
@@ -40,7 +41,7 @@ impl Catalogue {
             revision,
         };
         self.rules_for(scenario.ending())
-            .map(|r| (r, judge::judge(r, o, &cx)))
+            .map(|r| (r, judge::judge(r.id, r.only_when_missed, o, &cx)))
             // A rule about what only a broken case does shows only where it was missed.
             .filter(|(r, finding)| !r.only_when_missed || finding.outcome() == Outcome::Fail)
             .map(|(r, finding)| {
@@ -674,7 +675,7 @@ mod tests {
                     revision: rev,
                 };
                 for r in c.rules_for(s.ending()) {
-                    let f = judge::judge(r, &o, &cx);
+                    let f = judge::judge(r.id, r.only_when_missed, &o, &cx);
                     let name = serde_json::to_value(&f).unwrap()["finding"].clone();
                     assert_eq!(name, f.name(), "{f:?}");
                     let m = explain::try_message(&c.wording, r, &f);

@@ -40,7 +40,7 @@ use protocol::{recv, send, CaseSpec, FromSupervisor, ToSupervisor};
 
 /// Live (non-zombie) descendants of this supervisor, excluding `except`.
 fn live_tree(except: &[i32]) -> Vec<ProcInfo> {
-    procfs::descendants(signals::own_pid())
+    procfs::descendants(procfs::own_pid())
         .into_iter()
         .filter(|p| !p.is_zombie() && !except.contains(&p.pid))
         .collect()
@@ -171,7 +171,7 @@ pub fn main(helper: &Path) -> i32 {
     if std::env::var_os(tree::CASE_MARK).is_none() {
         std::env::set_var(
             tree::CASE_MARK,
-            format!("{}-{}", signals::own_pid(), mono_ns()),
+            format!("{}-{}", procfs::own_pid(), mono_ns()),
         );
     }
     if let Err(e) = signals::become_subreaper() {

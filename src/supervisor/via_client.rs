@@ -16,7 +16,7 @@ use crate::model::{
     Action, CaseError, ErrorKind, ExitStatus, Observation, SignalName, Stage, StdoutRecord,
 };
 use crate::os::procfs::{self, TreeSampler};
-use crate::os::{mono_ns, sched, signals, terminal, Pidfd};
+use crate::os::{mono_ns, sched, terminal, Pidfd};
 
 /// The stand-in client and what the supervisor learnt from it before the ending.
 struct Client {
@@ -210,7 +210,7 @@ fn reap_soon(server: &Pidfd) -> Option<ExitStatus> {
         }
         match Pidfd::open(parent as u32) {
             // Its parent is gone or is this supervisor: the zombie is ours to reap now.
-            _ if parent == signals::own_pid() => {}
+            _ if parent == procfs::own_pid() => {}
             Err(_) => {}
             Ok(fd) => {
                 fd.wait_exit(std::time::Duration::from_millis(100)).ok();

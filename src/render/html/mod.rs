@@ -22,7 +22,7 @@ use view::{
 use super::history;
 use super::hosts::is_host_scenario;
 use super::present::{axes, cells, index_of, left_behind, ms, outcome, visible};
-use crate::model::{Report, Summary};
+use crate::model::{Report, Status, Summary};
 
 #[derive(Template)]
 #[template(path = "report.html", config = "src/render/askama.toml")]
@@ -115,6 +115,17 @@ pub fn render_with(report: &Report, header: String) -> String {
             .collect(),
     };
     page.render().expect("the report page renders")
+}
+
+/// A verdict's colour (its CSS class).
+pub(super) fn class(s: Status) -> &'static str {
+    match s {
+        Status::Success => "ok",
+        Status::Warning => "warn",
+        Status::Failure => "fail",
+        Status::Info => "info",
+        Status::Skipped => "skip",
+    }
 }
 
 #[cfg(test)]

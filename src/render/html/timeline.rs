@@ -4,7 +4,7 @@
 
 use askama::Template;
 
-use super::view::class;
+use super::class;
 use crate::model::{Budgets, JudgedCase, Stage};
 use crate::render::present::{action_label, actual, ms, visible};
 

@@ -2,6 +2,7 @@
 //! view, the profiles, the SDK histories, each case and its checks), as strings and classes
 //! the templates place. Pure over the report.
 
+use super::class;
 use super::timeline::timeline;
 use crate::model::{group_leftovers, JudgedCase, Report, Status};
 use crate::render::history;
@@ -15,16 +16,6 @@ pub(super) fn is_flaky(r: &JudgedCase) -> bool {
 /// A case's colour: its verdict's, or grey when it could not be judged.
 pub(super) fn case_class(r: &JudgedCase) -> &'static str {
     judged(r).map_or("skip", class)
-}
-
-pub(super) fn class(s: Status) -> &'static str {
-    match s {
-        Status::Success => "ok",
-        Status::Warning => "warn",
-        Status::Failure => "fail",
-        Status::Info => "info",
-        Status::Skipped => "skip",
-    }
 }
 
 /// One SDK line's history: a header and (shape, ending, stage by version, changed at) rows.

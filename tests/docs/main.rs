@@ -9,6 +9,9 @@ use std::path::{Component, Path, PathBuf};
 
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
+mod imports;
+use imports::Place;
+
 const README_MAX_LINES: usize = 300;
 const BOOK: &str = "docs/book/src";
 const ARCHITECTURE: &str = "docs/ARCHITECTURE.md";
@@ -397,184 +400,6 @@ fn code_block_in(text: &str, title: &str, doc: &str) -> Vec<String> {
     out
 }
 
-/// Rust source with comments, string and char literals blanked out (so that a `{` in a
-/// string or a `crate::x` in a comment counts for nothing). Lengths are kept.
-fn code_only(src: &str) -> String {
-    let b = src.as_bytes();
-    let mut out = b.to_vec();
-    let mut i = 0;
-    let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
-        for c in &mut out[from..to] {
-            if *c != b'\n' {
-                *c = b' ';
-            }
-        }
-    };
-    while i < b.len() {
-        let start = i;
-        if b[i..].starts_with(b"//") {
-            while i < b.len() && b[i] != b'\n' {
-                i += 1;
-            }
-            blank(&mut out, start, i);
-        } else if b[i..].starts_with(b"/*") {
-            let mut depth = 0;
-            while i < b.len() {
-                if b[i..].starts_with(b"/*") {
-                    depth += 1;
-                    i += 2;
-                } else if b[i..].starts_with(b"*/") {
-                    depth -= 1;
-                    i += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    i += 1;
-                }
-            }
-            blank(&mut out, start, i);
-        } else if b[i] == b'r'
-            && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
-            && b.get(i + 1).is_some_and(|&c| c == b'"' || c == b'#')
-        {
-            // A raw string r"…" or r#"…"#.
-            let mut j = i + 1;
-            let mut hashes = 0;
-            while j < b.len() && b[j] == b'#' {
-                hashes += 1;
-                j += 1;
-            }
-            if b.get(j) != Some(&b'"') {
-                i += 1;
-                continue;
-            }
-            let close: Vec<u8> = std::iter::once(b'"')
-                .chain(std::iter::repeat_n(b'#', hashes))
-                .collect();
-            j += 1;
-            while j < b.len() && !b[j..].starts_with(&close) {
-                j += 1;
-            }
-            i = (j + close.len()).min(b.len());
-            blank(&mut out, start, i);
-        } else if b[i] == b'"' {
-            i += 1;
-            while i < b.len() && b[i] != b'"' {
-                i += if b[i] == b'\\' { 2 } else { 1 };
-            }
-            i = (i + 1).min(b.len());
-            blank(&mut out, start, i);
-        } else if b[i] == b'\'' {
-            // A char literal ('x', '\n', '\u{7b}'), not a lifetime ('a).
-            let end = if b.get(i + 1) == Some(&b'\\') {
-                b[i + 2..]
-                    .iter()
-                    .position(|&c| c == b'\'')
-                    .map(|p| i + 2 + p)
-            } else if b.get(i + 2) == Some(&b'\'') {
-                Some(i + 2)
-            } else {
-                // A multi-byte char: find the closing quote within 5 bytes.
-                b[i + 1..(i + 6).min(b.len())]
-                    .iter()
-                    .position(|&c| c == b'\'')
-                    .map(|p| i + 1 + p)
-                    .filter(|&e| src[i + 1..e].chars().nth(1).is_none())
-            };
-            match end {
-                Some(e) => {
-                    i = e + 1;
-                    blank(&mut out, start, i);
-                }
-                None => i += 1,
-            }
-        } else {
-            i += 1;
-        }
-    }
-    String::from_utf8(out).expect("blanking keeps UTF-8")
-}
-
-/// The code without the items marked `#[cfg(test)]` (a `mod tests { … }`, a `use …;`, a
-/// `mod x;`), on code already stripped of comments and strings.
-fn without_tests(code: &str) -> String {
-    let mut out = String::new();
-    let mut rest = code;
-    while let Some(at) = rest.find("#[cfg(test)]") {
-        out.push_str(&rest[..at]);
-        let item = &rest[at..];
-        let b = item.as_bytes();
-        let (mut i, mut depth) = ("#[cfg(test)]".len(), 0usize);
-        while i < b.len() {
-            match b[i] {
-                b'{' => depth += 1,
-                b'}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        i += 1;
-                        break;
-                    }
-                }
-                b';' if depth == 0 => {
-                    i += 1;
-                    break;
-                }
-                _ => {}
-            }
-            i += 1;
-        }
-        rest = &item[i.min(item.len())..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// The crate's top-level modules a piece of code names: `crate::x::…` and `crate::{x, y::…}`.
-fn crate_refs(code: &str) -> BTreeSet<String> {
-    let ident = |s: &str| -> String {
-        s.chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect()
-    };
-    let mut out = BTreeSet::new();
-    for (at, _) in code.match_indices("crate::") {
-        if at > 0
-            && code[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$')
-        {
-            continue;
-        }
-        let after = code[at + "crate::".len()..].trim_start();
-        if let Some(group) = after.strip_prefix('{') {
-            let (mut depth, mut start) = (1usize, true);
-            for (i, c) in group.char_indices() {
-                match c {
-                    '{' => depth += 1,
-                    '}' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            break;
-                        }
-                    }
-                    ',' if depth == 1 => start = true,
-                    c if depth == 1 && start && (c.is_ascii_alphabetic() || c == '_') => {
-                        out.insert(ident(&group[i..]));
-                        start = false;
-                    }
-                    _ => {}
-                }
-            }
-        } else {
-            let name = ident(after);
-            if !name.is_empty() {
-                out.insert(name);
-            }
-        }
-    }
-    out.remove("self");
-    out
-}
-
 /// A file's module as the import list names it: its directory under src/, or its stem for a
 /// file at the top (`error`, `lib`).
 fn module_of(file: &Path) -> String {
@@ -595,20 +420,37 @@ fn module_of(file: &Path) -> String {
     }
 }
 
+/// The files whose imports count: src/ without test support, test-only modules and main.rs.
+fn counted_files() -> Vec<(PathBuf, Place)> {
+    let src = root().join("src");
+    let all = files(&src, ".rs");
+    let tests = imports::test_modules(&src, &all);
+    all.into_iter()
+        .map(|f| {
+            let place = Place::of(&src, &f);
+            (f, place)
+        })
+        .filter(|(f, place)| {
+            !imports::TEST_ONLY.contains(&rel(f).as_str())
+                && !tests.contains(&place.module)
+                && module_of(f) != "main"
+        })
+        .collect()
+}
+
 /// What the tree does: each module's imports, with one file that shows each arrow.
 fn tree_imports() -> BTreeMap<String, BTreeMap<String, String>> {
+    let top = Place::of(&root().join("src"), &root().join("src/lib.rs")).children;
     let mut actual: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-    for f in files(&root().join("src"), ".rs") {
+    for (f, place) in counted_files() {
         let r = rel(&f);
         let module = module_of(&f);
-        if TEST_ONLY.contains(&r.as_str()) || module == "main" {
-            continue;
-        }
         let entry = actual.entry(module.clone()).or_default();
-        for dep in crate_refs(&without_tests(&code_only(&read(&f)))) {
-            if dep != module {
-                entry.entry(dep).or_insert_with(|| r.clone());
-            }
+        for p in imports::paths_in(&place, &read(&f)) {
+            let Some(dep) = p.first().filter(|d| top.contains(*d) && **d != module) else {
+                continue;
+            };
+            entry.entry(dep.clone()).or_insert_with(|| r.clone());
         }
     }
     actual
@@ -771,9 +613,6 @@ fn writing_the_map_again_changes_nothing_more() {
     assert_eq!(updated_architecture(&once), once);
 }
 
-/// Files not counted for imports: test support only.
-const TEST_ONLY: &[&str] = &["src/test_support.rs"];
-
 #[test]
 fn the_module_map_names_every_file_and_only_files() {
     let text = read(&root().join(ARCHITECTURE));
@@ -920,12 +759,14 @@ fn the_scanner_sees_imports_and_nothing_else() {
     let src = r##"
 use crate::model::{Ending, Stage};
 use crate::{config::manifest, rules::{self, repeat}};
+use super::sibling::Thing;
 // crate::harness is only named in a comment
 /* crate::os in a block comment */
 const S: &str = "crate::render in a string {";
 const R: &str = r#"crate::cli in a raw string"#;
 const C: char = '{';
 fn f<'a>(x: &'a str) -> &'a str { crate::supervisor::run(x) }
+fn g() -> String { format!("{}", crate::mcp::name()) }
 #[cfg(test)]
 mod tests {
     use crate::test_support::fixture;
@@ -933,12 +774,21 @@ mod tests {
 #[cfg(test)]
 use crate::kits::Kit;
 "##;
-    let refs = crate_refs(&without_tests(&code_only(src)));
-    let want: BTreeSet<String> = ["model", "config", "rules", "supervisor"]
+    let place = Place {
+        module: vec!["hosts".into(), "emit".into()],
+        children: BTreeSet::new(),
+    };
+    let firsts: BTreeSet<String> = imports::paths_in(&place, src)
+        .into_iter()
+        .map(|p| p[0].clone())
+        .collect();
+    let want: BTreeSet<String> = ["model", "config", "rules", "supervisor", "mcp", "hosts"]
         .into_iter()
         .map(String::from)
         .collect();
-    assert_eq!(refs, want);
+    assert_eq!(firsts, want);
+    let siblings = imports::sibling_imports(&place, &imports::paths_in(&place, src));
+    assert_eq!(siblings.keys().collect::<Vec<_>>(), ["sibling"]);
     assert_eq!(
         slug("Under each host: `--hosts`"),
         "under-each-host---hosts"
@@ -949,4 +799,41 @@ use crate::kits::Kit;
     );
     let ids = anchors("# A\n\n## B b\n\n## B b\n");
     assert!(ids.contains("b-b") && ids.contains("b-b-1") && ids.contains("a"));
+}
+
+#[test]
+fn no_file_imports_back_inside_its_folder() {
+    // folder → file → the files of the same folder it imports (with a path that shows it).
+    let mut folders: BTreeMap<String, BTreeMap<String, BTreeMap<String, String>>> = BTreeMap::new();
+    for (f, place) in counted_files() {
+        let stem = f.file_stem().unwrap_or_default().to_string_lossy();
+        if matches!(stem.as_ref(), "mod" | "lib") || place.module.len() < 2 {
+            continue; // a folder's root declares its files; it is not one of them
+        }
+        let folder = place.module[..place.module.len() - 1].join("/");
+        let siblings = imports::sibling_imports(&place, &imports::paths_in(&place, &read(&f)));
+        folders
+            .entry(folder)
+            .or_default()
+            .insert(place.module.last().cloned().unwrap_or_default(), siblings);
+    }
+    let mut problems = Vec::new();
+    for (folder, graph) in &folders {
+        for file in graph.keys() {
+            if let Some(cycle) = cycle_from(file, graph, &mut vec![file.clone()]) {
+                let shown: Vec<String> = cycle
+                    .windows(2)
+                    .map(|w| format!("{} uses {}", w[0], graph[&w[0]][&w[1]]))
+                    .collect();
+                problems.push(format!(
+                    "src/{folder}: {} imports back ({}): move what both need into one of them, \
+                     or into a file neither imports from",
+                    cycle.join(" → "),
+                    shown.join("; ")
+                ));
+                break;
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
