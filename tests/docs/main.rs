@@ -9,6 +9,7 @@ use std::path::{Component, Path, PathBuf};
 
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
+mod claims;
 mod imports;
 use imports::Place;
 
