@@ -26,7 +26,7 @@ const TOP: &[&str] = &[
 /// `fixtures/hostile/` (a placeholder, a glob or a command is not a path).
 fn named_path(code: &str) -> Option<&str> {
     let p = code.split([':', '#']).next()?.trim_end_matches('/');
-    let is_path = TOP.iter().any(|t| p.starts_with(t) || p == t.trim_end_matches('/'))
+    let is_path = TOP.iter().any(|t| format!("{p}/").starts_with(t))
         && !p.contains(['*', '<', '>', '{', '}', ' ', '$', '…', '|'])
         && !p.contains("...")
         // A server's own source (`src/server/stdio.ts`) is not this tree's.
