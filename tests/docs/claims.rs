@@ -26,12 +26,12 @@ const TOP: &[&str] = &[
 /// `fixtures/hostile/` (a placeholder, a glob or a command is not a path).
 fn named_path(code: &str) -> Option<&str> {
     let p = code.split([':', '#']).next()?.trim_end_matches('/');
-    let is_path = TOP.iter().any(|t| format!("{p}/").starts_with(t))
-        && !p.contains(['*', '<', '>', '{', '}', ' ', '$', '…', '|'])
-        && !p.contains("...")
-        // A server's own source (`src/server/stdio.ts`) is not this tree's.
-        && !(p.starts_with("src/") && p.rsplit_once('.').is_some_and(|(_, ext)| ext != "rs"));
-    is_path.then_some(p)
+    let under_top = TOP.iter().any(|t| format!("{p}/").starts_with(t));
+    let placeholder =
+        p.contains(['*', '<', '>', '{', '}', ' ', '$', '…', '|']) || p.contains("...");
+    // A server's own source (`src/server/stdio.ts`) is not this tree's.
+    let foreign = p.starts_with("src/") && p.rsplit_once('.').is_some_and(|(_, ext)| ext != "rs");
+    (under_top && !placeholder && !foreign).then_some(p)
 }
 
 #[test]
