@@ -325,3 +325,32 @@ pub fn hostile() -> Report {
     }
     rep
 }
+
+/// The part of a doc between `<!-- {name}:begin -->` and `<!-- {name}:end -->` is `want`, or,
+/// with `MCP_SHUTDOWN_UPDATE_BOOK` set, is written so; otherwise the test fails saying how to
+/// write it. For tables the catalogues generate (as insta does for snapshots).
+pub fn generated_block(doc: &str, name: &str, want: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(doc);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{doc}: {e}"));
+    let (begin, end) = (format!("<!-- {name}:begin -->\n"), format!("<!-- {name}:end -->"));
+    let a = text
+        .find(&begin)
+        .unwrap_or_else(|| panic!("{doc}: no `{}` line", begin.trim_end()))
+        + begin.len();
+    let b = a + text[a..]
+        .find(&end)
+        .unwrap_or_else(|| panic!("{doc}: no `{end}` line"));
+    if text[a..b] == *want {
+        return;
+    }
+    if std::env::var_os("MCP_SHUTDOWN_UPDATE_BOOK").is_some() {
+        std::fs::write(&path, format!("{}{want}{}", &text[..a], &text[b..]))
+            .unwrap_or_else(|e| panic!("{doc}: {e}"));
+        return;
+    }
+    let first = text[a..b].lines().zip(want.lines()).find(|(h, w)| h != w);
+    panic!(
+        "{doc}: the `{name}` table is not the catalogue's (first difference: {first:?}): \
+         write it again with `MCP_SHUTDOWN_UPDATE_BOOK=1 cargo test --lib`"
+    );
+}

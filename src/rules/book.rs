@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use super::catalogue::{Catalogue, Rule};
-use crate::model::{Basis, Revision};
+use crate::model::{Basis, Ending, Revision};
 
 const PAGE: &str = "docs/book/src/rules.md";
 const HISTORY: &str = "## What changed";
@@ -58,9 +58,66 @@ fn section(c: &Catalogue, r: &Rule) -> String {
     s
 }
 
+/// The endings a rule judges, as the glance table says them.
+fn endings(r: &Rule) -> String {
+    if r.scenarios == Ending::ALL {
+        return "every ending".into();
+    }
+    let mut e: Vec<String> = r.scenarios.iter().map(|e| e.to_string()).collect();
+    if r.scenarios.contains(&Ending::Close) {
+        e.push("close:* (host profiles)".into());
+    }
+    e.join(", ")
+}
+
+/// The "At a glance" table: every rule, what it checks, its endings and its level per
+/// revision, revisions that agree on every rule's level sharing a column.
+pub fn glance(c: &Catalogue) -> String {
+    let levels = |rev: Revision| -> Vec<String> {
+        c.rules.iter().map(|r| word(r.level(rev)).to_uppercase()).collect()
+    };
+    let mut columns: Vec<(Revision, Revision)> = Vec::new();
+    for rev in &c.revisions {
+        match columns.last_mut() {
+            Some((_, last)) if levels(*last) == levels(*rev) => *last = *rev,
+            _ => columns.push((*rev, *rev)),
+        }
+    }
+    let mut s = String::from("| rule | what it checks | endings |");
+    for (a, b) in &columns {
+        if a == b {
+            let _ = write!(s, " {a} |");
+        } else {
+            let _ = write!(s, " {a} … {b} |");
+        }
+    }
+    let _ = write!(s, "\n|---|---|---|{}\n", "---|".repeat(columns.len()));
+    for r in &c.rules {
+        let practice = matches!(r.basis(*c.revisions.last().expect("a revision")), Basis::Practice);
+        let _ = write!(
+            s,
+            "| `{}` | {}{} | {} |",
+            r.id,
+            r.title,
+            if practice { " (practice)" } else { "" },
+            endings(r)
+        );
+        for (a, _) in &columns {
+            let _ = write!(s, " {} |", word(r.level(*a)).to_uppercase());
+        }
+        s.push('\n');
+    }
+    s
+}
+
 /// Every rule's section, in catalogue order.
 pub fn sections(c: &Catalogue) -> String {
     c.rules.iter().map(|r| section(c, r)).collect()
+}
+
+#[test]
+fn the_rules_glance_is_the_catalogue() {
+    crate::test_support::generated_block(PAGE, "rules-glance", &glance(&Catalogue::bundled()));
 }
 
 #[test]

@@ -321,39 +321,6 @@ fn summary_lists_every_page_and_only_pages() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
-#[test]
-fn the_rules_overview_names_every_rule() {
-    // The rule sections below it are the catalogue's (src/rules/book.rs); the overview table
-    // is written by hand, so it is held to the catalogue's ids here.
-    let catalogue: toml::Value = toml::from_str(&read(&root().join("conformance/rules.toml")))
-        .expect("conformance/rules.toml is TOML");
-    let ids: BTreeSet<String> = catalogue["rule"]
-        .as_array()
-        .expect("[[rule]] tables")
-        .iter()
-        .filter_map(|r| r["id"].as_str().map(str::to_string))
-        .collect();
-    let page = read(&root().join(BOOK).join("rules.md"));
-    let glance = &page[page
-        .find("## At a glance")
-        .expect("rules.md: `## At a glance`")..];
-    let glance = &glance[..glance.find("\n## `").unwrap_or(glance.len())];
-    let rows: BTreeSet<String> = glance
-        .lines()
-        .filter_map(|l| {
-            l.strip_prefix("| `")?
-                .split_once('`')
-                .map(|(id, _)| id.to_string())
-        })
-        .collect();
-    let missing: Vec<&String> = ids.difference(&rows).collect();
-    let extra: Vec<&String> = rows.difference(&ids).collect();
-    assert!(
-        missing.is_empty() && extra.is_empty(),
-        "{BOOK}/rules.md, `## At a glance`: add a row for {missing:?}, remove the rows of {extra:?}"
-    );
-}
-
 // ---------------------------------------------------------------------------------------
 // docs/ARCHITECTURE.md against the tree
 
