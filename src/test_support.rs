@@ -332,7 +332,10 @@ pub fn hostile() -> Report {
 pub fn generated_block(doc: &str, name: &str, want: &str) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(doc);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{doc}: {e}"));
-    let (begin, end) = (format!("<!-- {name}:begin -->\n"), format!("<!-- {name}:end -->"));
+    let (begin, end) = (
+        format!("<!-- {name}:begin -->\n"),
+        format!("<!-- {name}:end -->"),
+    );
     let a = text
         .find(&begin)
         .unwrap_or_else(|| panic!("{doc}: no `{}` line", begin.trim_end()))

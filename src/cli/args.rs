@@ -222,7 +222,7 @@ pub enum FailOn {
 
 #[derive(Args, Debug, Clone)]
 pub struct RunOpts {
-    /// Only these scenarios; repeatable. Default: the seven endings; `all` adds every
+    /// Only these scenarios; repeatable. Default: the default endings; `all` adds every
     /// client profile (`close:<profile>`).
     #[arg(long = "scenario", value_name = "ID")]
     pub scenarios: Vec<String>,

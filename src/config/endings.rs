@@ -17,6 +17,10 @@ pub const BUNDLED: &str = include_str!("../../conformance/endings.toml");
 pub struct EndingDef {
     pub id: Ending,
     pub summary: String,
+    /// How the session ends, in the book's words (its endings table).
+    pub does: String,
+    /// What its exit latency is measured from.
+    pub measured_from: String,
     #[serde(default = "yes")]
     pub default: bool,
     pub driver: Driver,

@@ -3,6 +3,8 @@
 //! and the scenarios built from them, and baselines of expected failures.
 
 pub mod baseline;
+#[cfg(test)]
+mod book;
 pub mod budgets;
 pub mod endings;
 #[cfg(test)]

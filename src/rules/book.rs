@@ -74,7 +74,10 @@ fn endings(r: &Rule) -> String {
 /// revision, revisions that agree on every rule's level sharing a column.
 pub fn glance(c: &Catalogue) -> String {
     let levels = |rev: Revision| -> Vec<String> {
-        c.rules.iter().map(|r| word(r.level(rev)).to_uppercase()).collect()
+        c.rules
+            .iter()
+            .map(|r| word(r.level(rev)).to_uppercase())
+            .collect()
     };
     let mut columns: Vec<(Revision, Revision)> = Vec::new();
     for rev in &c.revisions {
@@ -93,7 +96,10 @@ pub fn glance(c: &Catalogue) -> String {
     }
     let _ = write!(s, "\n|---|---|---|{}\n", "---|".repeat(columns.len()));
     for r in &c.rules {
-        let practice = matches!(r.basis(*c.revisions.last().expect("a revision")), Basis::Practice);
+        let practice = matches!(
+            r.basis(*c.revisions.last().expect("a revision")),
+            Basis::Practice
+        );
         let _ = write!(
             s,
             "| `{}` | {}{} | {} |",
