@@ -182,6 +182,45 @@ pub fn generate(endings_toml: &str) -> Generated {
     }
 }
 
+pub const PROFILES_TOML: &str = "conformance/profiles.toml";
+
+/// `with_client_profiles!` and `with_host_profiles!`, which hand the `close:<profile>`
+/// endings of every client and every host profile (conformance/profiles.toml, in its order)
+/// to a macro, as `with_default_endings!` does the default endings. `spec` is the `close`
+/// ending itself.
+pub fn profile_cases(profiles_toml: &str) -> String {
+    let parsed: Result<toml::Table, _> = profiles_toml.parse();
+    let Ok(table) = parsed else {
+        return format!("compile_error!(\"{PROFILES_TOML} is not TOML\");\n");
+    };
+    let (mut clients, mut hosts) = (Vec::new(), Vec::new());
+    let profiles = table.get("profile").and_then(|p| p.as_array());
+    for p in profiles.into_iter().flatten() {
+        let Some(id) = p.get("id").and_then(|v| v.as_str()) else {
+            continue;
+        };
+        match p.get("kind").and_then(|v| v.as_str()) {
+            Some("host") => hosts.push(format!("\"close:{id}\"")),
+            _ if id != "spec" => clients.push(format!("\"close:{id}\"")),
+            _ => {}
+        }
+    }
+    let mut s = String::new();
+    for (name, ids) in [
+        ("with_client_profiles", clients),
+        ("with_host_profiles", hosts),
+    ] {
+        let _ = write!(
+            s,
+            "/// Calls `$m!` with every `close:<profile>` of this kind, in catalogue order.\n\
+             #[allow(unused_macros)]\n\
+             macro_rules! {name} {{\n    ($m:ident) => {{\n        $m!({});\n    }};\n}}\n",
+            ids.join(", ")
+        );
+    }
+    s
+}
+
 /// `build.rs`: reads the catalogue under `root`, writes the sources into `out`.
 #[cfg_attr(test, allow(dead_code))]
 pub fn write(root: &std::path::Path, out: &std::path::Path) {
@@ -191,6 +230,11 @@ pub fn write(root: &std::path::Path, out: &std::path::Path) {
     let g = generate(&text);
     std::fs::write(out.join("ending_ids.rs"), g.ids).expect("write ending_ids.rs");
     std::fs::write(out.join("ending_cases.rs"), g.cases).expect("write ending_cases.rs");
+    println!("cargo::rerun-if-changed={PROFILES_TOML}");
+    let profiles = std::fs::read_to_string(root.join(PROFILES_TOML))
+        .unwrap_or_else(|e| panic!("read {PROFILES_TOML}: {e}"));
+    std::fs::write(out.join("profile_cases.rs"), profile_cases(&profiles))
+        .expect("write profile_cases.rs");
 }
 
 #[cfg(test)]
@@ -201,6 +245,24 @@ mod tests {
 
     fn error(g: &Generated) -> Option<&str> {
         g.ids.lines().find(|l| l.starts_with("compile_error!"))
+    }
+
+    #[test]
+    fn every_profile_becomes_a_case_of_its_kind() {
+        let g = profile_cases(include_str!("../../conformance/profiles.toml"));
+        let line = |name: &str| {
+            let at = g.find(&format!("macro_rules! {name}")).expect(name);
+            g[at..].lines().nth(2).unwrap_or_default().to_string()
+        };
+        let (clients, hosts) = (line("with_client_profiles"), line("with_host_profiles"));
+        assert!(
+            clients.contains("\"close:typescript\"") && !clients.contains("close:spec"),
+            "{g}"
+        );
+        assert!(
+            hosts.contains("\"close:vscode\"") && !hosts.contains("close:typescript"),
+            "{g}"
+        );
     }
 
     #[test]

@@ -25,22 +25,22 @@ macro_rules! bundled_server {
 }
 with_default_endings!(bundled_server);
 
-#[rstest]
-fn reference_server_under_client_profile(
-    #[files("conformance/servers/node-1.30.0-*.toml")] manifest: PathBuf,
-    #[values(
-        "close:typescript",
-        "close:python",
-        "close:go",
-        "close:rust",
-        "close:java",
-        "close:csharp"
-    )]
-    scenario: &str,
-) {
-    let r = run(&manifest, scenario);
-    insta::assert_yaml_snapshot!(snapshot_name(&r), classes(&r));
+// And one per client profile (conformance/profiles.toml, `with_client_profiles!`).
+include!(concat!(env!("OUT_DIR"), "/profile_cases.rs"));
+
+macro_rules! reference_server_under_client_profile {
+    ($($ending:tt),+) => {
+        #[rstest]
+        fn reference_server_under_client_profile(
+            #[files("conformance/servers/node-1.30.0-*.toml")] manifest: PathBuf,
+            #[values($($ending),+)] scenario: &str,
+        ) {
+            let r = run(&manifest, scenario);
+            insta::assert_yaml_snapshot!(snapshot_name(&r), classes(&r));
+        }
+    };
 }
+with_client_profiles!(reference_server_under_client_profile);
 
 #[test]
 fn every_bundled_server_has_a_snapshot_under_every_default_ending() {
