@@ -33,6 +33,7 @@ use crate::model::{
     Status, StepRecord, Target,
 };
 use crate::os::hostproc::{self, HostProc};
+use crate::rules::Catalogue;
 
 /// How long a TUI is left up with the server running before the quit: its start-up done.
 const SETTLE: Duration = Duration::from_millis(3000);
@@ -351,19 +352,6 @@ pub fn profile_for<'a>(
     })
 }
 
-/// The rules a run under a real host can judge: the server's exit and its tree. Its stdout
-/// is read by the host, its in-flight request and the signals it sends are unseen.
-const JUDGED: [RuleId; 8] = [
-    RuleId::StdioExitOnEof,
-    RuleId::StdioExitOnClientDeath,
-    RuleId::StdioNoForcedKill,
-    RuleId::ProcessExitOnSigterm,
-    RuleId::ProcessExitOnSigint,
-    RuleId::ProcessExitOnHangup,
-    RuleId::ProcessExitOnCtrlC,
-    RuleId::ProcessNoLeakedDescendants,
-];
-
 /// The median of a measured wait (`"203/210/215 ms"`: min/median/max).
 fn median_ms(spread: &str) -> Option<f64> {
     spread
@@ -488,7 +476,7 @@ fn reached(
 pub fn keep_judged(checks: Vec<Check>, run: &RealRun, untimed: Option<&str>) -> Vec<Check> {
     checks
         .into_iter()
-        .filter(|c| JUDGED.contains(&c.id))
+        .filter(|c| Catalogue::bundled().rule(c.id).under_real_host)
         .map(|mut c| {
             let ended = run.exited && run.failure.is_none() && !run.left_running;
             if let (true, Some(why)) = (ended, untimed) {
@@ -876,14 +864,18 @@ mod tests {
         r.one_shot = true;
         r.exited = true;
         let o = observation("srv", &r, &s, 0.0, about(true));
-        let checks = crate::rules::Catalogue::bundled().judge(
+        let checks = Catalogue::bundled().judge(
             &o,
             &s,
             &Budgets::default(),
-            crate::rules::Catalogue::bundled().default_revision,
+            Catalogue::bundled().default_revision,
         );
         let kept = keep_judged(checks, &r, Some("a one-shot command"));
-        assert!(kept.iter().all(|c| JUDGED.contains(&c.id)), "{kept:?}");
+        assert!(
+            kept.iter()
+                .all(|c| Catalogue::bundled().rule(c.id).under_real_host),
+            "{kept:?}"
+        );
         assert!(!kept.iter().any(|c| c.id == RuleId::StdioStdoutOnlyMcp));
         for c in &kept {
             let want = if c.id == RuleId::ProcessNoLeakedDescendants {

@@ -68,6 +68,11 @@ pub struct Rule {
     /// so that every other case does not carry a line that says nothing.
     #[serde(default)]
     pub only_when_missed: bool,
+    /// Whether a run under a real host (`check --real-host`) can judge it: a host reads the
+    /// server's stdout and sends its own requests, so what only the harness's own client
+    /// sees is not judged there.
+    #[serde(default = "seen")]
+    pub under_real_host: bool,
     /// The check's message for each finding its judge gives, by the finding's name: a
     /// template of the finding's fields (see [`super::template`]).
     #[serde(default)]
@@ -77,6 +82,10 @@ pub struct Rule {
     pub badge: Vec<BadgeLabel>,
     #[serde(default)]
     pub references: Vec<Reference>,
+}
+
+fn seen() -> bool {
+    true
 }
 
 /// A badge's label for a missed rule, when the case matches.
