@@ -136,7 +136,7 @@ pub fn run(cmd: HostCmd) -> Result<ExitCode, Error> {
             json,
         } => measure_releases(&spec, repeats, &only, json)?,
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitCode::from(crate::exit_codes::SUCCESS))
 }
 
 /// The measurements the cache keeps of `spec`, oldest release first.

@@ -307,7 +307,7 @@ fn report(action: ReportCmd) -> Result<ExitCode, Error> {
             }
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitCode::from(exit_codes::SUCCESS))
 }
 
 /// What got better or worse in `report` since the saved report `old`, in `format` (text or
@@ -359,7 +359,7 @@ fn rules(spec: Option<&str>) -> Result<ExitCode, Error> {
         }
         println!();
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitCode::from(exit_codes::SUCCESS))
 }
 
 #[cfg(test)]

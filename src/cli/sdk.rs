@@ -145,7 +145,7 @@ pub fn list(action: SdkCmd, kits_dir: &Path) -> Result<std::process::ExitCode, E
             }
         }
     }
-    Ok(std::process::ExitCode::SUCCESS)
+    Ok(std::process::ExitCode::from(crate::exit_codes::SUCCESS))
 }
 
 /// One source of one kit as manifests, or why it is not testable.

@@ -152,7 +152,7 @@ fn cases(endings: &[Ending]) -> String {
     lines(&[
         HEADER,
         "/// Calls `$m!` with the id of every default ending, in order: `$m!(\"close\", ...)`.",
-        "#[allow(unused_macros)]",
+        "#[allow(unused_macros, reason = \"a test binary uses the lists it needs\")]",
         "macro_rules! with_default_endings {",
         "    ($m:ident) => {",
     ]) + &format!("        $m!({});\n", ids.join(", "))
@@ -213,7 +213,7 @@ pub fn profile_cases(profiles_toml: &str) -> String {
         let _ = write!(
             s,
             "/// Calls `$m!` with every `close:<profile>` of this kind, in catalogue order.\n\
-             #[allow(unused_macros)]\n\
+             #[allow(unused_macros, reason = \"a test binary uses the lists it needs\")]\n\
              macro_rules! {name} {{\n    ($m:ident) => {{\n        $m!({});\n    }};\n}}\n",
             ids.join(", ")
         );
@@ -222,7 +222,10 @@ pub fn profile_cases(profiles_toml: &str) -> String {
 }
 
 /// `build.rs`: reads the catalogue under `root`, writes the sources into `out`.
-#[cfg_attr(test, allow(dead_code))]
+#[cfg_attr(
+    test,
+    expect(dead_code, reason = "build.rs calls it, the tests do not")
+)]
 pub fn write(root: &std::path::Path, out: &std::path::Path) {
     println!("cargo::rerun-if-changed={ENDINGS_TOML}");
     let text = std::fs::read_to_string(root.join(ENDINGS_TOML))

@@ -8,7 +8,6 @@ mod book;
 pub mod budgets;
 pub mod endings;
 #[cfg(test)]
-#[allow(dead_code)]
 mod endings_codegen;
 pub mod manifest;
 pub mod profiles;

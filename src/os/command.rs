@@ -124,7 +124,13 @@ where
 /// file description, so threads of one process exclude each other as processes do, and the
 /// lock goes when the process dies.
 #[derive(Debug)]
-pub struct FileLock(#[allow(dead_code)] File);
+pub struct FileLock(
+    #[expect(
+        dead_code,
+        reason = "held, never read: the lock lasts as long as the file is open"
+    )]
+    File,
+);
 
 /// Waits for the exclusive lock on `path`, creating the file (not its directory) if needed.
 pub fn lock_exclusive(path: &Path) -> std::io::Result<FileLock> {

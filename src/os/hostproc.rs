@@ -65,7 +65,7 @@ pub fn kill_on_interrupt() -> InterruptGuard {
                 kill_all(m, &[]);
             }
             eprintln!("mcp-shutdown: interrupted; every host and server it started was stopped");
-            std::process::exit(130);
+            std::process::exit(crate::exit_codes::INTERRUPTED.into());
         }
     });
     InterruptGuard(Some(handle))

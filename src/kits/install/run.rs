@@ -205,7 +205,10 @@ pub(super) fn refresh_lock(
 /// (`lock_retry_minutes` added to `{{before}}`): a release whose own dependencies were
 /// uploaded after it (a publish race) resolves at the earliest cutoff that admits them. The
 /// cutoff that worked is in the install log.
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one retry loop over a lock attempt and its inputs"
+)]
 pub(super) fn lock_with_retries(
     kit: &Kit,
     recipe: &Recipe,
