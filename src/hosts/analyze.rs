@@ -340,25 +340,10 @@ pub fn shape(r: &RunReading) -> Vec<(String, String)> {
     s
 }
 
-/// min, median, max.
-pub fn spread(mut xs: Vec<f64>) -> Option<(f64, f64, f64)> {
-    if xs.is_empty() {
-        return None;
-    }
-    xs.sort_by(f64::total_cmp);
-    Some((xs[0], xs[xs.len() / 2], xs[xs.len() - 1]))
-}
-
-/// Waits reproduce within ±50 ms or ±10 %, whichever is larger.
-pub fn reproduces(s: (f64, f64, f64)) -> bool {
-    let (lo, med, hi) = s;
-    let tol = (med.abs() * 0.10).max(50.0);
-    med - lo <= tol && hi - med <= tol
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Spread;
 
     fn line(t_ms: u64, role: &str, pid: i32, ev: &str, extra: &str) -> String {
         format!(
@@ -515,9 +500,14 @@ mod tests {
 
     #[test]
     fn spread_and_tolerance() {
-        let s = spread(vec![100.0, 130.0, 90.0]).unwrap();
-        assert_eq!(s, (90.0, 100.0, 130.0));
-        assert!(reproduces(s));
-        assert!(!reproduces((100.0, 2000.0, 2500.0)));
+        let s = Spread::of(vec![100.0, 130.0, 90.0]).unwrap();
+        assert_eq!((s.min_ms, s.median_ms, s.max_ms), (90.0, 100.0, 130.0));
+        assert!(s.reproduces());
+        assert_eq!(s.to_string(), "90/100/130 ms");
+        assert_eq!(Spread::try_from(s.to_string()), Ok(s));
+        assert!(!Spread::of(vec![100.0, 2000.0, 2500.0])
+            .unwrap()
+            .reproduces());
+        assert!(Spread::try_from("1/2 ms".to_string()).is_err());
     }
 }

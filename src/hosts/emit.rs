@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 
 use super::analyze::{self, RunReading};
 use super::measure::{Measurement, PathRuns};
+use crate::model::Spread;
 
 /// The harness's window after a final SIGKILL nobody waits on.
 const LAST_WINDOW_MS: u64 = 2000;
@@ -26,9 +27,9 @@ pub struct PathLadder {
     pub plumbing: analyze::Plumbing,
     pub walked_away: Option<String>,
     /// Per gap between consecutive steps: (from → to, min, median, max ms).
-    pub waits: Vec<(String, (f64, f64, f64))>,
+    pub waits: Vec<(String, Spread)>,
     /// From the trigger to the first step.
-    pub first: Option<(f64, f64, f64)>,
+    pub first: Option<Spread>,
     pub senders: Vec<String>,
     pub daemons: Vec<String>,
     pub repeats: usize,
@@ -43,7 +44,7 @@ pub struct PathLadder {
     /// The runs that showed another shape, one line each.
     pub others: Vec<String>,
     /// From the trigger to the host's exit, over every run.
-    pub host_exit: Option<(f64, f64, f64)>,
+    pub host_exit: Option<Spread>,
 }
 
 /// Why a path has no ladder.
@@ -112,7 +113,7 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
             .filter(|r| r.deliveries.len() > i)
             .map(|r| r.deliveries[i].at_ms - r.deliveries[i - 1].at_ms)
             .collect();
-        if let Some(s) = analyze::spread(xs) {
+        if let Some(s) = Spread::of(xs) {
             let label = format!(
                 "{} → {}",
                 first.deliveries[i - 1].action,
@@ -141,7 +142,7 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
         plumbing: first.plumbing.clone(),
         walked_away: first.walked_away.clone(),
         waits,
-        first: analyze::spread(firsts),
+        first: Spread::of(firsts),
         senders,
         daemons,
         repeats: readings.len(),
@@ -152,7 +153,7 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
             .filter(|r| r.deliveries.iter().any(|d| d.unseen_at_server))
             .count(),
         others,
-        host_exit: analyze::spread(readings.iter().filter_map(|r| r.host_exit_ms).collect()),
+        host_exit: Spread::of(readings.iter().filter_map(|r| r.host_exit_ms).collect()),
     })
 }
 
@@ -194,7 +195,11 @@ pub fn group(m: &Measurement) -> (Vec<PathLadder>, Vec<Unmeasured>) {
                     g.runs += l.runs;
                     g.unseen_at_server += l.unseen_at_server;
                     g.host_exit = match (g.host_exit, l.host_exit) {
-                        (Some(a), Some(b)) => Some((a.0.min(b.0), a.1, a.2.max(b.2))),
+                        (Some(a), Some(b)) => Some(Spread {
+                            min_ms: a.min_ms.min(b.min_ms),
+                            max_ms: a.max_ms.max(b.max_ms),
+                            ..a
+                        }),
                         (a, b) => a.or(b),
                     };
                     g.triggers.extend(l.triggers);
@@ -218,10 +223,6 @@ pub fn profile_id(host: &str, g: &PathLadder, quit_trigger: &str) -> String {
     } else {
         format!("{host}-{}", g.triggers[0])
     }
-}
-
-fn ms(x: f64) -> String {
-    format!("{:.0}", x.max(0.0))
 }
 
 /// A leftover's command without its pid and temporary paths: the program's name and args.
@@ -262,11 +263,7 @@ pub fn profiles_toml(m: &Measurement, name: &str) -> String {
 
 /// Does every wait of the group reproduce, and every run show one shape?
 fn group_reproduces(g: &PathLadder) -> bool {
-    g.waits.iter().all(|(_, s)| analyze::reproduces(*s)) && !g.shapes_differ
-}
-
-fn spread_str((lo, med, hi): (f64, f64, f64)) -> String {
-    format!("{}/{}/{} ms", ms(lo), ms(med), ms(hi))
+    g.waits.iter().all(|(_, s)| s.reproduces()) && !g.shapes_differ
 }
 
 fn profile_toml(m: &Measurement, name: &str, g: &PathLadder) -> String {
@@ -312,10 +309,10 @@ fn measured_line(m: &Measurement, g: &PathLadder) -> String {
     let mut waits: Vec<String> = g
         .waits
         .iter()
-        .map(|(label, s)| format!("{} = \"{}\"", toml_str(label), spread_str(*s)))
+        .map(|(label, s)| format!("{} = \"{}\"", toml_str(label), s))
         .collect();
     if let Some(s) = g.first {
-        waits.insert(0, format!("\"trigger → first\" = \"{}\"", spread_str(s)));
+        waits.insert(0, format!("\"trigger → first\" = \"{}\"", s));
     }
     let triggers: Vec<String> = g.triggers.iter().map(|t| toml_str(t)).collect();
     format!(
@@ -384,7 +381,7 @@ fn notes(g: &PathLadder) -> Vec<String> {
         if let Some(s) = g.host_exit {
             notes.push(format!(
                 "The host exited {} after the trigger (min/median/max; median of the first trigger's runs).",
-                spread_str(s)
+                s
             ));
         }
     }
@@ -397,7 +394,7 @@ fn steps_toml(g: &PathLadder) -> String {
     let mut steps: Vec<(String, String, u64)> = Vec::new();
     for (i, (action, to)) in g.shape.iter().enumerate() {
         let wait = match g.waits.get(i) {
-            Some((_, (_, med, _))) => med.round().max(0.0) as u64,
+            Some((_, s)) => s.median_ms.round().max(0.0) as u64,
             None if g.walked_away.is_some() => WALK_CAP_MS,
             None => LAST_WINDOW_MS,
         };
@@ -437,7 +434,7 @@ pub fn history(ms_: &[Measurement]) -> String {
                         .iter()
                         .enumerate()
                         .map(|(i, (a, t))| match l.waits.get(i) {
-                            Some((_, (_, med, _))) => format!("{a}→{t} {med:.0}ms"),
+                            Some((_, s)) => format!("{a}→{t} {:.0}ms", s.median_ms),
                             None => format!("{a}→{t}"),
                         })
                         .collect();

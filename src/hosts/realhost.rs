@@ -352,23 +352,13 @@ pub fn profile_for<'a>(
     })
 }
 
-/// The median of a measured wait (`"203/210/215 ms"`: min/median/max).
-fn median_ms(spread: &str) -> Option<f64> {
-    spread
-        .trim_end_matches(" ms")
-        .split('/')
-        .nth(1)?
-        .parse()
-        .ok()
-}
-
 /// How long after the quit the host's ladder begins, as measured (`trigger → first`), or 0.
 pub fn ladder_offset_ms(profile: &Profile) -> f64 {
     profile
         .measured
         .as_ref()
         .and_then(|m| m.waits.get("trigger → first"))
-        .and_then(|w| median_ms(w))
+        .map(|w| w.median_ms)
         .unwrap_or(0.0)
 }
 
@@ -522,18 +512,10 @@ fn untimed(run: &RealRun, profile: &Profile) -> Option<String> {
 /// begin (`trigger → first`), before a first step the trace sees: the ladder is then placed by
 /// its traced signal, whenever it came.
 fn only_the_reaction_spreads(m: &crate::model::MeasuredRef, profile: &Profile) -> bool {
-    let spread = |w: &str| -> Option<(f64, f64, f64)> {
-        let v: Vec<f64> = w
-            .trim_end_matches(" ms")
-            .split('/')
-            .map(|x| x.parse().ok())
-            .collect::<Option<_>>()?;
-        (v.len() == 3).then(|| (v[0], v[1], v[2]))
-    };
     let spreads: Vec<&str> = m
         .waits
         .iter()
-        .filter(|(_, w)| spread(w).is_none_or(|s| !super::analyze::reproduces(s)))
+        .filter(|(_, w)| !w.reproduces())
         .map(|(k, _)| k.as_str())
         .collect();
     use crate::config::profiles::ProfileAction as A;

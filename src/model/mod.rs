@@ -19,7 +19,7 @@ pub use observation::{
     ProcState, RealHostRun, Sender, StdoutRecord, StepRecord, Violation, ViolationKind,
     MAX_LEFTOVERS,
 };
-pub use profile::{MeasuredRef, ProfileBasis, ProfileInfo, ProfileKind, SourceRef};
+pub use profile::{MeasuredRef, ProfileBasis, ProfileInfo, ProfileKind, SourceRef, Spread};
 pub use report::{
     Containment, Host, JudgedCase, Latency, Membership, NotTestable, NotTestableReason,
     PackageInfo, Quote, Repeat, Report, RuleInfo, RunOutcome, ServerInfo, SuiteSource, Summary,
