@@ -2,8 +2,6 @@
 //! HOME, launch the host with the recorder as its one server, drive the quit, watch by
 //! pidfd, read the log, and kill everything the run left (hosts, daemons, servers) by pid.
 
-use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -12,8 +10,9 @@ use serde::{Deserialize, Serialize};
 use super::analyze::{self, RunFacts, RunReading};
 use super::catalogue::{Drive, HostSpec, QuitPath, TuiQuit};
 use super::standin::StandIn;
+use super::start::{launch, screen_line, stalled, Launched, Server};
 use super::HostError;
-use crate::os::hostproc::{self, HostProc, Launch};
+use crate::os::hostproc::{self, HostProc};
 
 /// How long a host gets to start its server.
 pub(super) const START_LIMIT: Duration = Duration::from_secs(40);
@@ -73,192 +72,6 @@ fn wait_for(log: &Path, limit: Duration, pred: impl Fn(&[analyze::Event]) -> boo
         std::thread::sleep(Duration::from_millis(25));
     }
     false
-}
-
-pub(super) fn screen_line(text: &str) -> String {
-    let plain = strip_ansi(text);
-    plain
-        .lines()
-        .map(str::trim)
-        .filter(|l| l.len() > 3)
-        .rfind(|l| l.chars().any(char::is_alphabetic))
-        .unwrap_or("")
-        .chars()
-        .take(120)
-        .collect()
-}
-
-fn strip_ansi(text: &str) -> String {
-    let mut out = String::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            match chars.peek() {
-                Some('[') => {
-                    chars.next();
-                    for d in chars.by_ref() {
-                        if ('@'..='~').contains(&d) {
-                            break;
-                        }
-                    }
-                }
-                Some(']') => {
-                    for d in chars.by_ref() {
-                        if d == '\u{7}' {
-                            break;
-                        }
-                    }
-                }
-                _ => {
-                    chars.next();
-                }
-            }
-        } else if c == '\r' {
-            out.push('\n');
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// A stall that asks for credentials is not a failure of the measurement.
-pub(super) fn stalled(screen: &str, api: &StandIn) -> String {
-    let line = screen_line(screen);
-    let low = strip_ansi(screen).to_lowercase();
-    let creds = [
-        "log in",
-        "login",
-        "sign in",
-        "api key",
-        "authenticate",
-        "auth method",
-    ];
-    if creds.iter().any(|c| low.contains(c)) {
-        return format!("not measurable without credentials: {line}");
-    }
-    let seen = api.seen();
-    format!(
-        "never started the server: screen {line:?}; model API requests: {}",
-        if seen.is_empty() {
-            "none".into()
-        } else {
-            seen.join(", ")
-        }
-    )
-}
-
-/// The server a run's host is configured to launch.
-#[derive(Clone, Copy)]
-pub(super) enum Server<'a> {
-    /// The suite's recorder (`helper __recorder`), logging to the run's log.
-    Recorder(&'a Path),
-    /// The user's command, run as is (`check --real-host`).
-    Command(&'a [String]),
-}
-
-/// One run's host, started in an isolated HOME configured for it.
-pub(super) struct Launched {
-    // Dropped first: the host and its terminal go before their HOME is removed.
-    pub host: HostProc,
-    /// Every process of the run carries it (found and killed by it).
-    pub marker: String,
-    /// The recorder's log (unused for a user's command).
-    pub log: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-fn write_files(files: &[(PathBuf, String)]) -> Result<(), HostError> {
-    for (file, text) in files {
-        if let Some(p) = file.parent() {
-            std::fs::create_dir_all(p).map_err(|e| HostError::io(p, e))?;
-        }
-        std::fs::write(file, text).map_err(|e| HostError::io(file, e))?;
-    }
-    Ok(())
-}
-
-/// Writes the host's configuration into a fresh HOME, with `server` as its one MCP server,
-/// and starts the host the way `path` drives it (a pseudo-terminal for a TUI).
-pub(super) fn launch(
-    spec: &HostSpec,
-    exe: &Path,
-    path: &QuitPath,
-    server: Server,
-    api: &StandIn,
-) -> Result<Launched, HostError> {
-    let (dir_prefix, marker_prefix) = match server {
-        Server::Recorder(_) => ("mcp-shutdown-host-", ""),
-        Server::Command(_) => ("mcp-shutdown-real-host-", "real-"),
-    };
-    let dir = tempfile::Builder::new()
-        .prefix(dir_prefix)
-        .tempdir()
-        .map_err(|e| HostError::io(Path::new("/tmp"), e))?;
-    let home = dir.path().join("home");
-    let cwd = dir.path().join("work");
-    let log = dir.path().join("recorder.log");
-    for d in [&home, &cwd] {
-        std::fs::create_dir_all(d).map_err(|e| HostError::io(d, e))?;
-    }
-    let mut env: BTreeMap<String, OsString> = BTreeMap::new();
-    let command: Vec<String> = match server {
-        // In the user's directory (the host runs in its own), a relative path in the command
-        // meaning what it meant where it was typed; `exec` leaves the command itself as the
-        // host's child, with the host's own pipes, no shell between.
-        Server::Command(cmd) => {
-            let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-            let mut c: Vec<String> = ["/bin/sh", "-c", "cd \"$0\" && exec \"$@\""]
-                .map(String::from)
-                .to_vec();
-            c.push(cwd.display().to_string());
-            c.extend(cmd.iter().cloned());
-            c
-        }
-        Server::Recorder(helper) => {
-            env.insert(
-                crate::os::recorder::LIFETIME_ENV.into(),
-                OsString::from("90"),
-            );
-            env.insert(
-                crate::os::recorder::LOG_ENV.into(),
-                log.clone().into_os_string(),
-            );
-            vec![
-                helper.display().to_string(),
-                "__recorder".into(),
-                "--log".into(),
-                log.display().to_string(),
-            ]
-        }
-    };
-    let setup = spec.setup(&home, &cwd, &command, &api.base_url());
-    write_files(&setup.files)?;
-    env.extend(setup.env.into_iter().map(|(k, v)| (k, OsString::from(v))));
-    let marker = format!(
-        "{marker_prefix}{}-{}",
-        std::process::id(),
-        crate::os::mono_ns()
-    );
-    let (args, pty): (Vec<String>, bool) = match path.drive {
-        Drive::OneShot(a) => (a.iter().map(|s| s.to_string()).collect(), false),
-        Drive::Tui(_) => (spec.tui_args.iter().map(|s| s.to_string()).collect(), true),
-    };
-    let host = HostProc::spawn(&Launch {
-        program: exe,
-        args: &args,
-        env: &env,
-        cwd: &cwd,
-        marker: &marker,
-        pty,
-    })
-    .map_err(|e| HostError::io(exe, e))?;
-    Ok(Launched {
-        host,
-        marker,
-        log,
-        _dir: dir,
-    })
 }
 
 fn read_events(log: &Path) -> Vec<analyze::Event> {

@@ -12,6 +12,7 @@ pub mod install;
 pub mod measure;
 pub mod realhost;
 pub mod standin;
+mod start;
 
 use std::path::{Path, PathBuf};
 

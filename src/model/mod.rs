@@ -2,6 +2,7 @@
 //! vocabulary of endings, what a case observed, verdicts, and the report.
 
 pub mod budgets;
+pub mod case_error;
 pub mod ids;
 pub mod observation;
 pub mod official;
@@ -12,12 +13,12 @@ pub mod signal;
 pub mod verdict;
 
 pub use budgets::Budgets;
+pub use case_error::{CaseError, ErrorKind};
 pub use ids::{BudgetName, Ending, ProfileId, Revision, RuleId, Runtime, ScenarioId, UnknownId};
 pub use observation::{
-    group_leftovers, CaseError, CaseTiming, Decisive, Diagnostics, ErrorKind, HandshakeInfo,
-    HandshakeMode, HostSignal, InflightOutcome, Leftover, LeftoverGroup, MachineBound, Observation,
-    ProcState, RealHostRun, Sender, StdoutRecord, StepRecord, Violation, ViolationKind,
-    MAX_LEFTOVERS,
+    group_leftovers, CaseTiming, Decisive, Diagnostics, HandshakeInfo, HandshakeMode, HostSignal,
+    InflightOutcome, Leftover, LeftoverGroup, MachineBound, Observation, ProcState, RealHostRun,
+    Sender, StdoutRecord, StepRecord, Violation, ViolationKind, MAX_LEFTOVERS,
 };
 pub use profile::{MeasuredRef, ProfileBasis, ProfileInfo, ProfileKind, SourceRef, Spread};
 pub use report::{

@@ -9,8 +9,9 @@ use std::ops::{Deref, DerefMut};
 use serde::{Deserialize, Serialize};
 
 use super::budgets::Budgets;
+use super::case_error::ErrorKind;
 use super::ids::{BudgetName, ProfileId, Revision, RuleId};
-use super::observation::{ErrorKind, Observation};
+use super::observation::Observation;
 use super::profile::ProfileInfo;
 use super::scenario::Ladder;
 use super::scenario::Stage;

@@ -28,10 +28,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::catalogue::{Drive, HostSpec, QuitPath};
-use super::measure::{
-    launch, quit_tui, stalled, wait_quiet, Server, QUIT_LIMIT, START_LIMIT, WALK_WINDOW,
-};
+use super::measure::{quit_tui, wait_quiet, QUIT_LIMIT, START_LIMIT, WALK_WINDOW};
 use super::standin::StandIn;
+use super::start::{launch, screen_line, stalled, Server};
 use super::HostError;
 use crate::model::{CaseError, ErrorKind, HostSignal, Leftover, Sender, SignalName};
 use crate::os::hostproc::{self, HostProc};
@@ -264,7 +263,7 @@ fn one_path(
         run.failure = Some(Failure::HostDidNotQuit(format!(
             "the real host did not quit within {} s: screen {:?}",
             quit_limit.as_secs(),
-            super::measure::screen_line(&l.host.screen_text())
+            screen_line(&l.host.screen_text())
         )));
     }
     let died = death.and_then(|rx| rx.recv_timeout(WALK_WINDOW).ok());

@@ -1,0 +1,337 @@
+//! `profiles`'s tests.
+use super::*;
+
+#[test]
+fn bundled_profiles_parse_and_name_the_line_of_an_error() {
+    let p = Profiles::bundled();
+    assert!(p.iter().count() >= 7);
+    let e = Profiles::parse(
+        "[[profile]]\nid = \"x\"\nclient = \"c\"\nsteps = [{ do = \"wave\", wait_ms = 1 }]\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("profiles.toml:4") && e.contains("wave"), "{e}");
+}
+
+#[test]
+fn a_race_names_two_adjacent_steps_in_order() {
+    let head = "[[profile]]\nid = \"spec\"\nclient = \"c\"\nbasis = \"observed\"\n\
+                observed = [\"x\"]\nsteps = [{ do = \"sigterm\", wait_ms = 0 }, \
+                { do = \"close-stdin\", wait_ms = 5 }, { do = \"sigkill\", wait_ms = 5 }]\n";
+    let ok = format!(
+        "{head}races = [{{ between = [\"sigterm\", \"close-stdin\"], gap_ms = [0, 100] }}]\n"
+    );
+    let p = Profiles::parse(&ok).unwrap();
+    assert_eq!(
+        p.spec().unwrap().races,
+        [ProfileRace {
+            between: [ProfileAction::Sigterm, ProfileAction::CloseStdin],
+            gap_ms: [0, 100]
+        }]
+    );
+    for (races, want) in [
+        (
+            "[\"close-stdin\", \"sigterm\"], gap_ms = [0, 1]",
+            "not two adjacent",
+        ),
+        (
+            "[\"sigterm\", \"sigkill\"], gap_ms = [0, 1]",
+            "not two adjacent",
+        ),
+        (
+            "[\"sigterm\", \"close-stdin\"], gap_ms = [9, 1]",
+            "not [min, max]",
+        ),
+    ] {
+        let text = format!("{head}races = [{{ between = {races} }}]\n");
+        let e = Profiles::parse(&text).unwrap_err().to_string();
+        assert!(e.contains(want), "{races}: {e}");
+    }
+    let java = p_java();
+    assert_eq!(
+        java.races.len(),
+        1,
+        "the Java SDK's destroy/stdin race is declared"
+    );
+}
+
+fn p_java() -> Profile {
+    Profiles::bundled()
+        .get(&ProfileId::try_from("java".to_string()).unwrap())
+        .unwrap()
+        .clone()
+}
+
+/// `(action, target, wait_ms)` of one step, for pinning.
+type Pin = (ProfileAction, Target, u64);
+
+fn steps_of(p: &Profiles, id: &str) -> Vec<Pin> {
+    let prof = p
+        .get(&ProfileId::try_from(id.to_string()).unwrap())
+        .unwrap();
+    let steps = match &prof.alias_of {
+        Some(a) => &p.get(a).unwrap().steps,
+        None => &prof.steps,
+    };
+    steps.iter().map(|s| (s.action, s.to, s.wait_ms)).collect()
+}
+
+/// Every host profile's ladder, plumbing and source, pinned to the constants its source
+/// gives (see each profile's `source`/`observed` in profiles.toml). A change to a host's
+/// behaviour must change this test with the citation.
+#[test]
+fn host_ladders_are_pinned_to_their_sources() {
+    use ProfileAction::*;
+    use Target::{Children, Group, Process, Tree};
+    let p = Profiles::bundled();
+    let pinned: &[(&str, &[Pin])] = &[
+        // mcpStdioStateHandler.ts GRACE_TIME_MS = 10_000; terminateProcess.sh kill -9 tree.
+        (
+            "vscode",
+            &[
+                (CloseStdin, Process, 10_000),
+                (Sigterm, Process, 10_000),
+                (Sigkill, Tree, 2_000),
+            ],
+        ),
+        // MainThreadMcp.dispose(): no $stopMcp; the extension host's exit closes the pipes.
+        ("vscode-quit", &[(ClosePipes, Process, 5_000)]),
+        // Measured (codex 0.171.0): the TUI leaves the server to its app-server daemon.
+        ("codex", &[(Nothing, Process, 5_000)]),
+        // Measured: `codex exec` SIGKILLs tens of ms after the group's SIGTERM (the 2 s
+        // grace thread of process_group.rs dies with the process).
+        (
+            "codex-exec",
+            &[
+                (Sigterm, Group, 0),
+                (CloseStdin, Process, 29),
+                (Sigkill, Process, 2_000),
+            ],
+        ),
+        // Measured (gemini-cli 0.61.0, qwen-code 0.24.4; 3 runs per path).
+        (
+            "gemini-cli",
+            &[(Sigterm, Process, 49), (ClosePipes, Process, 5_000)],
+        ),
+        (
+            "gemini-cli-terminal-closed",
+            &[(Sighup, Group, 122), (ClosePipes, Process, 5_000)],
+        ),
+        ("gemini-cli-sigkill", &[(ClosePipes, Process, 5_000)]),
+        (
+            "qwen-code",
+            &[
+                (CloseStdin, Process, 2_009),
+                (Sigterm, Process, 23),
+                (ClosePipes, Process, 5_000),
+            ],
+        ),
+        (
+            "qwen-code-terminal-closed",
+            &[
+                (Sighup, Group, 18),
+                (CloseStdin, Process, 2_017),
+                (Sigterm, Process, 39),
+                (ClosePipes, Process, 5_000),
+            ],
+        ),
+        ("qwen-code-sigterm", &[(Nothing, Process, 5_000)]),
+        // Measured: `qwen -p` exits at the end of the SDK's 2 s, before its SIGTERM.
+        (
+            "qwen-code-prompt",
+            &[(CloseStdin, Process, 2_021), (ClosePipes, Process, 5_000)],
+        ),
+        // Measured (opencode 1.18.33, 3 runs per path): the SDK ladder, its first SIGTERM
+        // to the server's children alone, cut short by its exit ~5.5 s after the quit on
+        // the other paths.
+        (
+            "opencode",
+            &[
+                (Sigterm, Children, 1),
+                (CloseStdin, Process, 2_143),
+                (Sigterm, Process, 2_002),
+                (Sigkill, Process, 2_000),
+            ],
+        ),
+        (
+            "opencode-ctrl-c-twice",
+            &[(Sigint, Group, 239), (ClosePipes, Process, 5_000)],
+        ),
+        (
+            "opencode-terminal-closed",
+            &[
+                (Sighup, Group, 2_644),
+                (Sigterm, Children, 1),
+                (CloseStdin, Process, 2_010),
+                (Sigterm, Process, 1_507),
+                (ClosePipes, Process, 5_000),
+            ],
+        ),
+        (
+            "opencode-sigterm",
+            &[
+                (Sigterm, Children, 1),
+                (CloseStdin, Process, 1_663),
+                (ClosePipes, Process, 5_000),
+            ],
+        ),
+        ("opencode-sigkill", &[(ClosePipes, Process, 5_000)]),
+        // Measured (continue-cli 1.5.47): the pipes close at its exit, nothing is sent.
+        ("continue-cli", &[(ClosePipes, Process, 5_000)]),
+        (
+            "continue-cli-terminal-closed",
+            &[(Sighup, Group, 44), (ClosePipes, Process, 5_000)],
+        ),
+        // Measured (copilot 1.0.102, 3 runs per path): SIGTERM to the tree by `kill`, the
+        // pipes, SIGKILL ~2 ms later; signalled, its npm launcher dies and the CLI keeps it.
+        (
+            "copilot-cli",
+            &[
+                (Sigterm, Tree, 0),
+                (ClosePipes, Process, 2),
+                (Sigkill, Process, 2_000),
+            ],
+        ),
+        (
+            "copilot-cli-terminal-closed",
+            &[
+                (Sighup, Group, 78),
+                (Sigterm, Tree, 0),
+                (ClosePipes, Process, 2),
+                (Sigkill, Process, 2_000),
+            ],
+        ),
+        ("copilot-cli-sigterm", &[(Nothing, Process, 5_000)]),
+        // Measured (cline 3.0.65, 3 runs per path): its own ladder, ~255 ms then 2 s.
+        (
+            "cline-cli-prompt",
+            &[
+                (CloseStdin, Process, 256),
+                (Sigterm, Process, 2_012),
+                (Sigkill, Process, 2_000),
+            ],
+        ),
+        (
+            "cline-cli-ctrl-c-twice",
+            &[
+                (Sigint, Group, 17),
+                (Sigterm, Process, 2_006),
+                (Sigkill, Process, 2_000),
+            ],
+        ),
+        (
+            "cline-cli-terminal-closed",
+            &[
+                (Sighup, Group, 38),
+                (CloseStdin, Process, 255),
+                (Sigterm, Process, 2_002),
+                (Sigkill, Process, 2_000),
+            ],
+        ),
+        ("cline-cli-sigkill", &[(ClosePipes, Process, 5_000)]),
+        // util::process::Child::kill: kill_descendant_tree + killpg SIGKILL, synchronously in Drop.
+        ("zed", &[(Sigkill, Tree, 0), (CloseStdin, Process, 2_000)]),
+        // smol Child, kill_on_drop: SIGKILL to the direct child.
+        (
+            "zed-legacy",
+            &[(Sigkill, Process, 0), (CloseStdin, Process, 2_000)],
+        ),
+        // rmcp 0.16 graceful_shutdown: close, MAX_WAIT_ON_DROP_SECS = 3, child.kill().
+        (
+            "goose",
+            &[(CloseStdin, Process, 3_000), (Sigkill, Process, 2_000)],
+        ),
+        // The runtime drops rmcp's close; the exit closes the pipes, PR_SET_PDEATHSIG SIGTERM.
+        (
+            "goose-quit",
+            &[(ClosePipes, Process, 0), (Sigterm, Process, 5_000)],
+        ),
+        // typescript-sdk 1.23.0 close(): abortController.abort() = SIGTERM, nothing else.
+        ("ts-legacy", &[(Sigterm, Process, 5_000)]),
+        // MCPConnection.ts: the SDK 1.29.0 ladder (stdin end, 2 s, SIGTERM, 2 s, SIGKILL).
+        (
+            "continue",
+            &[
+                (CloseStdin, Process, 2_000),
+                (Sigterm, Process, 2_000),
+                (Sigkill, Process, 2_000),
+            ],
+        ),
+        // Measured (claude-code 2.1.332): SIGINT, ~100 ms, SIGTERM, ~400 ms, SIGKILL.
+        (
+            "claude-code",
+            &[
+                (Sigint, Process, 102),
+                (Sigterm, Process, 401),
+                (Sigkill, Process, 2_000),
+            ],
+        ),
+        // Measured: the kernel's SIGHUP to the foreground group first.
+        (
+            "claude-code-terminal-closed",
+            &[
+                (Sighup, Group, 34),
+                (Sigint, Process, 101),
+                (Sigterm, Process, 402),
+                (Sigkill, Process, 2_000),
+            ],
+        ),
+        // Measured: killed, it closes the socketpairs and sends nothing.
+        ("claude-code-sigkill", &[(ClosePipes, Process, 5_000)]),
+        // posit-dev/mcptools #19: closes the pipes, sends nothing.
+        ("claude-desktop", &[(ClosePipes, Process, 5_000)]),
+    ];
+    for (id, steps) in pinned {
+        assert_eq!(&steps_of(&p, id), steps, "{id}");
+    }
+    let hosts: Vec<&str> = p.hosts().map(|h| h.id.as_str()).collect();
+    assert_eq!(hosts.len(), pinned.len(), "every host pinned: {hosts:?}");
+    for h in p.hosts() {
+        match h.basis {
+            ProfileBasis::Source => assert!(h.source.is_some(), "{}: no source", h.id),
+            ProfileBasis::Measured => {
+                let m = h.measured.as_ref().expect("measured");
+                assert!(!m.version.is_empty() && !m.triggers.is_empty(), "{}", h.id);
+            }
+            _ => assert!(!h.observed.is_empty(), "{}: no observation cited", h.id),
+        }
+    }
+}
+
+/// How each host launches its servers, and which walk away, as their sources say.
+#[test]
+fn host_plumbing_is_pinned_to_their_sources() {
+    let p = Profiles::bundled();
+    let plumbing = |id: &str| {
+        p.get(&ProfileId::try_from(id.to_string()).unwrap())
+            .unwrap()
+            .plumbing
+    };
+    assert_eq!(
+        plumbing("vscode").stdio,
+        crate::model::StdioKind::Socketpair
+    );
+    assert_eq!(plumbing("codex").group, crate::model::GroupKind::Own);
+    assert_eq!(plumbing("zed").group, crate::model::GroupKind::Session);
+    assert_eq!(plumbing("zed").via, crate::model::Via::Shell);
+    assert_eq!(plumbing("goose").group, crate::model::GroupKind::Own);
+    assert!(
+        !p.get(&ProfileId::try_from("claude-code".to_string()).unwrap())
+            .unwrap()
+            .abandons,
+        "measured: Claude Code 2.1.332 never walks away from a server it quits"
+    );
+    for walks_away in [
+        "ts-legacy",
+        "codex",
+        "claude-code-sigkill",
+        "claude-desktop",
+    ] {
+        assert!(
+            p.get(&ProfileId::try_from(walks_away.to_string()).unwrap())
+                .unwrap()
+                .abandons,
+            "{walks_away}"
+        );
+    }
+}

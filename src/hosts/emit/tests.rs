@@ -1,0 +1,118 @@
+//! `emit`'s tests.
+use super::*;
+use crate::hosts::analyze::{Delivery, Plumbing, RunReading};
+use crate::hosts::measure::{Measurement, PathRuns, Run};
+
+fn run(actions: &[(&str, f64)], ctty: bool, walked: bool) -> Run {
+    Run {
+        reading: Some(RunReading {
+            started: true,
+            plumbing: Plumbing {
+                stdio: "socketpair".into(),
+                group: "host".into(),
+                via: "direct".into(),
+                ctty,
+            },
+            deliveries: actions
+                .iter()
+                .map(|(a, t)| Delivery {
+                    action: (*a).into(),
+                    to: "process".into(),
+                    from: "host".into(),
+                    at_ms: *t,
+                    unseen_at_server: false,
+                })
+                .collect(),
+            host_exit_ms: Some(1.0),
+            walked_away: walked.then(|| "alive 3 s after the host exited".into()),
+        }),
+        failure: None,
+        daemons: Vec::new(),
+    }
+}
+
+#[test]
+fn the_shape_most_runs_show_names_the_path_and_a_signal_to_the_children_alone_is_replayed_so() {
+    let mut ladder = run(
+        &[("sigterm", 1.0), ("close-stdin", 2.0), ("sigterm", 2002.0)],
+        true,
+        false,
+    );
+    if let Some(r) = ladder.reading.as_mut() {
+        r.deliveries[0].to = "children".into();
+    }
+    let odd = run(
+        &[("close-stdin", 2.0), ("stdout-closed", 900.0)],
+        true,
+        true,
+    );
+    let m = Measurement {
+        host: "opencode".into(),
+        package: "opencode-ai".into(),
+        version: "1.0.0".into(),
+        date: "2026-12-02".into(),
+        repeats: 3,
+        paths: vec![PathRuns {
+            trigger: "quit-command".into(),
+            runs: vec![odd, ladder.clone(), ladder],
+        }],
+        wall_ms: 0,
+        installed: false,
+    };
+    let parsed: toml::Value = toml::from_str(&profiles_toml(&m, "opencode")).unwrap();
+    let p = &parsed["profile"][0];
+    let steps: Vec<&str> = p["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["do"].as_str().unwrap())
+        .collect();
+    assert_eq!(steps, ["sigterm", "close-stdin", "sigterm"]);
+    assert_eq!(p["steps"][0]["to"].as_str(), Some("children"));
+    assert_eq!(p["steps"][0]["wait_ms"].as_integer(), Some(1));
+    assert_eq!(p["steps"][1]["wait_ms"].as_integer(), Some(2000));
+    assert_eq!(p["measured"]["reproduces"].as_bool(), Some(false));
+    let note = p["cap_note"].as_str().unwrap();
+    assert!(note.contains("1 of 3 runs showed another ladder"), "{note}");
+    assert!(note.contains("replayed so"), "{note}");
+}
+
+#[test]
+fn paths_with_equal_ladders_share_a_profile_and_the_quit_command_names_it() {
+    let ladder = [("sigint", 10.0), ("sigterm", 110.0), ("sigkill", 510.0)];
+    let m = Measurement {
+        host: "claude-code".into(),
+        package: "@anthropic-ai/claude-code".into(),
+        version: "2.1.332".into(),
+        date: "2026-12-02".into(),
+        repeats: 2,
+        paths: vec![
+            PathRuns {
+                trigger: "mcp-list".into(),
+                runs: vec![run(&ladder, false, false), run(&ladder, false, false)],
+            },
+            PathRuns {
+                trigger: "quit-command".into(),
+                runs: vec![run(&ladder, true, false), run(&ladder, true, false)],
+            },
+            PathRuns {
+                trigger: "sigkill".into(),
+                runs: vec![run(
+                    &[("close-stdin", 5.0), ("stdout-closed", 6.0)],
+                    true,
+                    true,
+                )],
+            },
+        ],
+        wall_ms: 0,
+        installed: false,
+    };
+    let toml = profiles_toml(&m, "Claude Code");
+    let parsed: toml::Value = toml::from_str(&toml).unwrap();
+    let profiles = parsed["profile"].as_array().unwrap();
+    let ids: Vec<&str> = profiles.iter().map(|p| p["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["claude-code", "claude-code-sigkill"]);
+    assert_eq!(profiles[0]["steps"][0]["wait_ms"].as_integer(), Some(100));
+    assert_eq!(profiles[1]["steps"][0]["do"].as_str(), Some("close-pipes"));
+    assert_eq!(profiles[1]["abandons"].as_bool(), Some(true));
+}
