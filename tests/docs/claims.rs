@@ -93,3 +93,18 @@ fn a_path_is_told_from_a_placeholder() {
     assert_eq!(named_path("mcp-shutdown check"), None);
     assert_eq!(named_path("src/server/stdio.ts"), None);
 }
+
+/// Past this a file does more than one job: split it by job (or move its tests into a
+/// `tests.rs` of their own).
+const MAX_FILE_LINES: usize = 600;
+
+#[test]
+fn no_source_file_is_over_600_lines() {
+    let long: Vec<String> = files(&root().join("src"), ".rs")
+        .iter()
+        .map(|f| (rel(f), read(f).lines().count()))
+        .filter(|(_, n)| *n > MAX_FILE_LINES)
+        .map(|(f, n)| format!("{f}: {n} lines (at most {MAX_FILE_LINES}): split it by job"))
+        .collect();
+    assert!(long.is_empty(), "{}", long.join("\n"));
+}
