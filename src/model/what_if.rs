@@ -33,13 +33,21 @@ pub struct WhatIfServer {
     /// The copies of the package its install held (before).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub copies: Vec<SdkCopy>,
+    /// The copies the install held after the override that are the replacement: read back
+    /// from the install, the proof it took effect.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replaced: Vec<SdkCopy>,
     /// Copies still not the replacement after the override (bundled ones, most often).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_replaced: Vec<SdkCopy>,
     /// Why it was not run with the replacement (then `after` is none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub untouched: Option<Untouched>,
-    /// Each ending both sides ran, before → after.
+    /// Replaced and run, but no ending had a verdict on either side: why (`needs
+    /// credentials`, `could not run`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_verdict: Option<String>,
+    /// Each ending both sides ran, before → after (a side without a verdict: no stage).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub endings: Vec<EndingPair>,
 }

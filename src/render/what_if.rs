@@ -53,16 +53,15 @@ pub fn summary(w: &WhatIf) -> String {
             .collect();
         let _ = write!(out, ": {}", list.join(", "));
     }
-    let same = w
-        .servers
-        .iter()
-        .filter(|s| s.after.is_some() && !s.changed())
-        .count();
-    let untouched = w.servers.iter().filter(|s| s.untouched.is_some()).count();
-    let _ = write!(
-        out,
-        "; {same} replaced with the same stages, {untouched} untouched"
-    );
+    let count = |f: &dyn Fn(&WhatIfServer) -> bool| w.servers.iter().filter(|s| f(s)).count();
+    let same = count(&|s| s.after.is_some() && s.no_verdict.is_none() && !s.changed());
+    let no_verdict = count(&|s| s.no_verdict.is_some());
+    let untouched = count(&|s| s.untouched.is_some());
+    let _ = write!(out, "; {same} replaced with the same stages");
+    if no_verdict > 0 {
+        let _ = write!(out, ", {no_verdict} without a verdict on either side");
+    }
+    let _ = write!(out, ", {untouched} untouched");
     out
 }
 
@@ -84,6 +83,15 @@ fn before_versions(s: &WhatIfServer) -> String {
     v.join(", ")
 }
 
+/// The endings of a server that kept its stages: each one when they are few.
+fn same(s: &WhatIfServer) -> String {
+    match s.endings.len() {
+        0 => "no ending ran on both sides".into(),
+        1..=3 => s.endings.iter().map(pair).collect::<Vec<_>>().join("; "),
+        n => format!("the same stage on all {n} endings"),
+    }
+}
+
 /// One line per server (and per changed ending), and per copy not replaced.
 fn server_lines(w: &WhatIf, s: &WhatIfServer) -> Vec<String> {
     let mut lines = Vec::new();
@@ -99,18 +107,20 @@ fn server_lines(w: &WhatIf, s: &WhatIfServer) -> Vec<String> {
         for e in s.endings.iter().filter(|e| e.changed()) {
             lines.push(format!("           {}", pair(e)));
         }
+    } else if let Some(why) = &s.no_verdict {
+        lines.push(format!(
+            "no verdict {} ({} → {}): {why}, on both sides",
+            s.server,
+            before_versions(s),
+            w.version
+        ));
     } else {
-        let same: Vec<String> = s.endings.iter().map(pair).collect();
         lines.push(format!(
             "unchanged  {} ({} → {}): {}",
             s.server,
             before_versions(s),
             w.version,
-            if same.is_empty() {
-                "no ending ran on both sides".into()
-            } else {
-                same.join("; ")
-            }
+            same(s)
         ));
     }
     for c in &s.not_replaced {
@@ -145,16 +155,20 @@ pub fn markdown(report: &Report, out: &mut String) {
             escape(&summary(w))
         );
         out.push_str(
-            "| server | SDK before | result | endings before → after |\n|---|---|---|---|\n",
+            "| server | SDK before | result | endings before → after (the changed ones) |\n|---|---|---|---|\n",
         );
         for s in &w.servers {
             let (result, endings) = match &s.untouched {
                 Some(u) => (format!("untouched: {}", u.label(&w.package)), String::new()),
-                None => {
-                    let all: Vec<String> = s.endings.iter().map(pair).collect();
-                    let word = if s.changed() { "changed" } else { "unchanged" };
-                    (word.to_string(), all.join("; "))
-                }
+                None => match &s.no_verdict {
+                    Some(why) => (format!("no verdict: {why}"), String::new()),
+                    None if s.changed() => {
+                        let changed: Vec<String> =
+                            s.endings.iter().filter(|e| e.changed()).map(pair).collect();
+                        ("changed".to_string(), changed.join("; "))
+                    }
+                    None => ("unchanged".to_string(), same(s)),
+                },
             };
             let mut result = result;
             if !s.not_replaced.is_empty() {
@@ -187,8 +201,10 @@ mod tests {
                 version: "1.32.2".into(),
                 bundled: false,
             }],
+            replaced: vec![],
             not_replaced: vec![],
             untouched: None,
+            no_verdict: None,
             endings: vec![EndingPair {
                 scenario: "close".parse().unwrap(),
                 before: Some(before),

@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 use super::install::{InstallError, Launch};
 use super::listing::{Entry, Registry};
 use crate::config::manifest::Manifest;
-use crate::model::{EndingPair, Report, SdkCopy, Untouched, WhatIf, WhatIfServer};
+use crate::model::{
+    EndingPair, JudgedCase, Report, SdkCopy, Stage, Untouched, WhatIf, WhatIfServer,
+};
 
 mod npm;
 mod pypi;
@@ -230,8 +232,10 @@ fn prepare_entry(r: &Replacement, e: &Entry, cache: &Path) -> Prepared {
         server: e.id.clone(),
         after: None,
         copies: Vec::new(),
+        replaced: Vec::new(),
         not_replaced: Vec::new(),
         untouched: None,
+        no_verdict: None,
         endings: Vec::new(),
     };
     let before = match e.registry {
@@ -265,8 +269,14 @@ fn prepare_entry(r: &Replacement, e: &Entry, cache: &Path) -> Prepared {
         }
         Ok((after, launch)) => {
             server.not_replaced = not_replaced(&after, r);
+            server.replaced = after
+                .of(&r.package)
+                .into_iter()
+                .map(|f| f.copy.clone())
+                .filter(|c| !server.not_replaced.contains(c))
+                .collect();
             // No copy became the replacement: running it again would measure nothing new.
-            if server.not_replaced.len() == after.of(&r.package).len() {
+            if server.replaced.is_empty() {
                 server.untouched = Some(Untouched::OverrideIgnored);
                 return Prepared {
                     server,
@@ -290,6 +300,29 @@ fn failed(e: InstallError) -> Untouched {
     }
 }
 
+/// A case's stage and exit time, when it has a verdict (a server not testable or a case
+/// that could not run has none: its stage says nothing of the SDK).
+fn judged(c: &JudgedCase) -> (Option<Stage>, Option<f64>) {
+    match c.owner() {
+        None => (c.stage, c.exit_ms),
+        Some(_) => (None, None),
+    }
+}
+
+/// Why none of a server's cases has a verdict: its not-testable reason, else "could not run".
+fn no_verdict(report: &Report, server: &str) -> String {
+    report
+        .results
+        .iter()
+        .filter(|c| c.server == server)
+        .find_map(|c| {
+            c.not_testable
+                .as_ref()
+                .map(|n| n.reason.label().to_string())
+        })
+        .unwrap_or_else(|| "could not run".into())
+}
+
 /// Each server's endings before → after, from the report's results (the replacement's
 /// servers are named by [`Replacement::server_name`]). Pure.
 pub fn pair(report: &Report, r: &Replacement, prepared: &[Prepared]) -> WhatIf {
@@ -307,15 +340,22 @@ pub fn pair(report: &Report, r: &Replacement, prepared: &[Prepared]) -> WhatIf {
                             .results
                             .iter()
                             .find(|a| &a.server == after && a.scenario == b.scenario)?;
+                        let ((before, before_ms), (after, after_ms)) = (judged(b), judged(a));
                         Some(EndingPair {
                             scenario: b.scenario.clone(),
-                            before: b.stage,
-                            after: a.stage,
-                            before_ms: b.exit_ms,
-                            after_ms: a.exit_ms,
+                            before,
+                            after,
+                            before_ms,
+                            after_ms,
                         })
                     })
                     .collect();
+                if s.endings
+                    .iter()
+                    .all(|e| e.before.is_none() && e.after.is_none())
+                {
+                    s.no_verdict = Some(no_verdict(report, &s.server));
+                }
             }
             s
         })

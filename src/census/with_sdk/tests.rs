@@ -273,8 +273,10 @@ fn endings_pair_before_and_after_from_the_report() {
             server: e.id.clone(),
             after: Some(after),
             copies: vec![],
+            replaced: vec![],
             not_replaced: vec![],
             untouched: None,
+            no_verdict: None,
             endings: vec![],
         },
         manifest: None,
@@ -287,4 +289,38 @@ fn endings_pair_before_and_after_from_the_report() {
         (s.endings[0].before, s.endings[0].after),
         (Some(Stage::Sigterm), Some(Stage::Eof))
     );
+    assert_eq!(s.no_verdict, None);
+}
+
+#[test]
+fn a_server_without_a_verdict_on_either_side_says_why_and_changes_nothing() {
+    let stripe = &entries()[2];
+    let r = release("1.24.0");
+    let after = r.server_name(stripe);
+    let why = crate::model::NotTestable {
+        reason: crate::model::NotTestableReason::NeedsCredentials,
+        message: "STRIPE_SECRET_KEY".into(),
+    };
+    let mut b = result(&stripe.id, "close", Stage::Eof, 700.0);
+    b.not_testable = Some(why.clone());
+    let mut a = result(&after, "close", Stage::Eof, 900.0);
+    a.not_testable = Some(why);
+    let prepared = Prepared {
+        server: WhatIfServer {
+            server: stripe.id.clone(),
+            after: Some(after),
+            copies: vec![],
+            replaced: vec![],
+            not_replaced: vec![],
+            untouched: None,
+            no_verdict: None,
+            endings: vec![],
+        },
+        manifest: None,
+    };
+    let w = pair(&report_of(vec![b, a]), &r, &[prepared]);
+    let s = &w.servers[0];
+    assert_eq!(s.no_verdict.as_deref(), Some("needs credentials"));
+    assert!(!s.changed());
+    assert_eq!(s.endings[0].before, None);
 }
