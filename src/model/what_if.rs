@@ -117,11 +117,16 @@ pub struct EndingPair {
     pub before_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after_ms: Option<f64>,
+    /// The machine's load, not the server, decided a side (see `MachineBound`): a difference
+    /// here is no change of the SDK's; re-run on a quieter machine.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub machine_bound: bool,
 }
 
 impl EndingPair {
+    /// The stage differs, and both sides were the server's own doing.
     pub fn changed(&self) -> bool {
-        self.before != self.after
+        !self.machine_bound && self.before != self.after
     }
 }
 

@@ -18,10 +18,15 @@ fn stage(s: Option<Stage>, t: Option<f64>) -> String {
 
 fn pair(e: &EndingPair) -> String {
     format!(
-        "{}: {} → {}",
+        "{}: {} → {}{}",
         e.scenario,
         stage(e.before, e.before_ms),
-        stage(e.after, e.after_ms)
+        stage(e.after, e.after_ms),
+        if e.machine_bound {
+            " (machine-bound: re-run)"
+        } else {
+            ""
+        }
     )
 }
 
@@ -62,6 +67,18 @@ pub fn summary(w: &WhatIf) -> String {
         let _ = write!(out, ", {no_verdict} without a verdict on either side");
     }
     let _ = write!(out, ", {untouched} untouched");
+    let bound = w
+        .servers
+        .iter()
+        .flat_map(|s| &s.endings)
+        .filter(|e| e.machine_bound)
+        .count();
+    if bound > 0 {
+        let _ = write!(
+            out,
+            "; {bound} ending(s) machine-bound, not counted (re-run on a quieter machine)"
+        );
+    }
     out
 }
 
@@ -88,7 +105,23 @@ fn same(s: &WhatIfServer) -> String {
     match s.endings.len() {
         0 => "no ending ran on both sides".into(),
         1..=3 => s.endings.iter().map(pair).collect::<Vec<_>>().join("; "),
-        n => format!("the same stage on all {n} endings"),
+        n => {
+            let bound: Vec<String> = s
+                .endings
+                .iter()
+                .filter(|e| e.machine_bound)
+                .map(pair)
+                .collect();
+            if bound.is_empty() {
+                format!("the same stage on all {n} endings")
+            } else {
+                format!(
+                    "the same stage on the other {} endings; {}",
+                    n - bound.len(),
+                    bound.join("; ")
+                )
+            }
+        }
     }
 }
 
@@ -104,7 +137,7 @@ fn server_lines(w: &WhatIf, s: &WhatIfServer) -> Vec<String> {
             before_versions(s),
             w.version
         ));
-        for e in s.endings.iter().filter(|e| e.changed()) {
+        for e in s.endings.iter().filter(|e| e.changed() || e.machine_bound) {
             lines.push(format!("           {}", pair(e)));
         }
     } else if let Some(why) = &s.no_verdict {
@@ -211,11 +244,17 @@ mod tests {
                 after: Some(after),
                 before_ms: Some(2100.0),
                 after_ms: Some(40.0),
+                machine_bound: false,
             }],
         }
     }
 
     fn what_if() -> WhatIf {
+        let mut gitlab = server("gitlab", Stage::Sigterm, Stage::Eof);
+        let mut bound = gitlab.endings[0].clone();
+        bound.scenario = "inflight".parse().unwrap();
+        bound.machine_bound = true;
+        gitlab.endings.push(bound);
         let mut time = server("time", Stage::Eof, Stage::Eof);
         time.after = None;
         time.copies.clear();
@@ -228,11 +267,7 @@ mod tests {
             package: "@modelcontextprotocol/sdk".into(),
             replacement: "1.24.0".into(),
             version: "1.24.0".into(),
-            servers: vec![
-                server("gitlab", Stage::Sigterm, Stage::Eof),
-                server("everything", Stage::Eof, Stage::Eof),
-                time,
-            ],
+            servers: vec![gitlab, server("everything", Stage::Eof, Stage::Eof), time],
         }
     }
 
@@ -241,7 +276,8 @@ mod tests {
         assert_eq!(
             summary(&what_if()),
             "merging this changes 1 of 3 servers: gitlab (close: sigterm → eof); \
-             1 replaced with the same stages, 1 untouched"
+             1 replaced with the same stages, 1 untouched; \
+             1 ending(s) machine-bound, not counted (re-run on a quieter machine)"
         );
     }
 
@@ -252,7 +288,7 @@ mod tests {
         let mut t = String::new();
         text(&report, &mut t);
         assert!(t.contains("WITH SDK typescript 1.24.0 in place of each install's @modelcontextprotocol/sdk: merging this changes 1 of 3"), "{t}");
-        assert!(t.contains("changed    gitlab (1.32.2 → 1.24.0)\n             close: sigterm 2100 ms → eof 40 ms"), "{t}");
+        assert!(t.contains("changed    gitlab (1.32.2 → 1.24.0)\n             close: sigterm 2100 ms → eof 40 ms\n             inflight: sigterm 2100 ms → eof 40 ms (machine-bound: re-run)"), "{t}");
         assert!(
             t.contains("unchanged  everything (1.32.2 → 1.24.0): close: eof"),
             "{t}"

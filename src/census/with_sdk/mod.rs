@@ -347,6 +347,7 @@ pub fn pair(report: &Report, r: &Replacement, prepared: &[Prepared]) -> WhatIf {
                             after,
                             before_ms,
                             after_ms,
+                            machine_bound: b.is_machine_bound() || a.is_machine_bound(),
                         })
                     })
                     .collect();
