@@ -88,7 +88,12 @@ impl Untouched {
     pub fn label(&self, package: &str) -> String {
         match self {
             Untouched::OtherRegistry { registry } => {
-                format!("a {registry} package: the SDK's registry is another")
+                let a = if registry.starts_with(['a', 'e', 'i', 'n', 'o', 'u']) {
+                    "an"
+                } else {
+                    "a"
+                };
+                format!("{a} {registry} package: the SDK's registry is another")
             }
             Untouched::NoCopy => format!("no copy of {package} in its install"),
             Untouched::OtherSdk { lines } => format!("uses another SDK ({})", lines.join(", ")),
@@ -121,12 +126,16 @@ pub struct EndingPair {
     /// here is no change of the SDK's; re-run on a quieter machine.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub machine_bound: bool,
+    /// Under `--repeat`, a side's runs ended at different stages: the server races itself,
+    /// and one run's stage is no measure of the SDK.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub flaky: bool,
 }
 
 impl EndingPair {
-    /// The stage differs, and both sides were the server's own doing.
+    /// The stage differs, both sides were the server's own doing, and neither raced.
     pub fn changed(&self) -> bool {
-        !self.machine_bound && self.before != self.after
+        !self.machine_bound && !self.flaky && self.before != self.after
     }
 }
 

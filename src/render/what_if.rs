@@ -22,10 +22,10 @@ fn pair(e: &EndingPair) -> String {
         e.scenario,
         stage(e.before, e.before_ms),
         stage(e.after, e.after_ms),
-        if e.machine_bound {
-            " (machine-bound: re-run)"
-        } else {
-            ""
+        match (e.machine_bound, e.flaky) {
+            (true, _) => " (machine-bound: re-run)",
+            (_, true) => " (flaky: its runs differ)",
+            _ => "",
         }
     )
 }
@@ -79,6 +79,15 @@ pub fn summary(w: &WhatIf) -> String {
             "; {bound} ending(s) machine-bound, not counted (re-run on a quieter machine)"
         );
     }
+    let flaky = w
+        .servers
+        .iter()
+        .flat_map(|s| &s.endings)
+        .filter(|e| e.flaky && !e.machine_bound)
+        .count();
+    if flaky > 0 {
+        let _ = write!(out, "; {flaky} ending(s) flaky, not counted");
+    }
     out
 }
 
@@ -109,7 +118,7 @@ fn same(s: &WhatIfServer) -> String {
             let bound: Vec<String> = s
                 .endings
                 .iter()
-                .filter(|e| e.machine_bound)
+                .filter(|e| e.machine_bound || e.flaky)
                 .map(pair)
                 .collect();
             if bound.is_empty() {
@@ -137,7 +146,11 @@ fn server_lines(w: &WhatIf, s: &WhatIfServer) -> Vec<String> {
             before_versions(s),
             w.version
         ));
-        for e in s.endings.iter().filter(|e| e.changed() || e.machine_bound) {
+        for e in s
+            .endings
+            .iter()
+            .filter(|e| e.changed() || e.machine_bound || e.flaky)
+        {
             lines.push(format!("           {}", pair(e)));
         }
     } else if let Some(why) = &s.no_verdict {
@@ -245,6 +258,7 @@ mod tests {
                 before_ms: Some(2100.0),
                 after_ms: Some(40.0),
                 machine_bound: false,
+                flaky: false,
             }],
         }
     }
@@ -269,6 +283,18 @@ mod tests {
             version: "1.24.0".into(),
             servers: vec![gitlab, server("everything", Stage::Eof, Stage::Eof), time],
         }
+    }
+
+    #[test]
+    fn a_race_or_the_machine_is_no_change() {
+        let mut e = server("x", Stage::Sigterm, Stage::Eof).endings[0].clone();
+        assert!(e.changed());
+        e.flaky = true;
+        assert!(!e.changed());
+        assert!(pair(&e).ends_with("(flaky: its runs differ)"));
+        e.flaky = false;
+        e.machine_bound = true;
+        assert!(!e.changed());
     }
 
     #[test]

@@ -348,6 +348,9 @@ pub fn pair(report: &Report, r: &Replacement, prepared: &[Prepared]) -> WhatIf {
                             before_ms,
                             after_ms,
                             machine_bound: b.is_machine_bound() || a.is_machine_bound(),
+                            flaky: [b, a]
+                                .iter()
+                                .any(|c| c.repeat.as_ref().is_some_and(|r| r.flaky)),
                         })
                     })
                     .collect();
