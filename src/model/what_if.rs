@@ -144,4 +144,14 @@ impl WhatIfServer {
     pub fn changed(&self) -> bool {
         self.endings.iter().any(EndingPair::changed)
     }
+
+    /// No change counted, but an ending's stage differs where the machine decided it or the
+    /// runs disagree: re-run before saying either way.
+    pub fn undecided(&self) -> bool {
+        !self.changed()
+            && self
+                .endings
+                .iter()
+                .any(|e| (e.machine_bound || e.flaky) && e.before != e.after)
+    }
 }

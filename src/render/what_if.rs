@@ -59,35 +59,22 @@ pub fn summary(w: &WhatIf) -> String {
         let _ = write!(out, ": {}", list.join(", "));
     }
     let count = |f: &dyn Fn(&WhatIfServer) -> bool| w.servers.iter().filter(|s| f(s)).count();
-    let same = count(&|s| s.after.is_some() && s.no_verdict.is_none() && !s.changed());
+    let undecided = count(&|s| s.undecided());
+    let same =
+        count(&|s| s.after.is_some() && s.no_verdict.is_none() && !s.changed() && !s.undecided());
     let no_verdict = count(&|s| s.no_verdict.is_some());
     let untouched = count(&|s| s.untouched.is_some());
     let _ = write!(out, "; {same} replaced with the same stages");
+    if undecided > 0 {
+        let _ = write!(
+            out,
+            ", {undecided} undecided (a stage differs where the machine decided it or its runs disagree: re-run)"
+        );
+    }
     if no_verdict > 0 {
         let _ = write!(out, ", {no_verdict} without a verdict on either side");
     }
     let _ = write!(out, ", {untouched} untouched");
-    let bound = w
-        .servers
-        .iter()
-        .flat_map(|s| &s.endings)
-        .filter(|e| e.machine_bound)
-        .count();
-    if bound > 0 {
-        let _ = write!(
-            out,
-            "; {bound} ending(s) machine-bound, not counted (re-run on a quieter machine)"
-        );
-    }
-    let flaky = w
-        .servers
-        .iter()
-        .flat_map(|s| &s.endings)
-        .filter(|e| e.flaky && !e.machine_bound)
-        .count();
-    if flaky > 0 {
-        let _ = write!(out, "; {flaky} ending(s) flaky, not counted");
-    }
     out
 }
 
@@ -114,23 +101,7 @@ fn same(s: &WhatIfServer) -> String {
     match s.endings.len() {
         0 => "no ending ran on both sides".into(),
         1..=3 => s.endings.iter().map(pair).collect::<Vec<_>>().join("; "),
-        n => {
-            let bound: Vec<String> = s
-                .endings
-                .iter()
-                .filter(|e| e.machine_bound || e.flaky)
-                .map(pair)
-                .collect();
-            if bound.is_empty() {
-                format!("the same stage on all {n} endings")
-            } else {
-                format!(
-                    "the same stage on the other {} endings; {}",
-                    n - bound.len(),
-                    bound.join("; ")
-                )
-            }
-        }
+        n => format!("the same stage on all {n} endings"),
     }
 }
 
@@ -153,6 +124,20 @@ fn server_lines(w: &WhatIf, s: &WhatIfServer) -> Vec<String> {
         {
             lines.push(format!("           {}", pair(e)));
         }
+    } else if s.undecided() {
+        let differ: Vec<String> = s
+            .endings
+            .iter()
+            .filter(|e| e.before != e.after)
+            .map(pair)
+            .collect();
+        lines.push(format!(
+            "undecided  {} ({} → {}): {}",
+            s.server,
+            before_versions(s),
+            w.version,
+            differ.join("; ")
+        ));
     } else if let Some(why) = &s.no_verdict {
         lines.push(format!(
             "no verdict {} ({} → {}): {why}, on both sides",
@@ -208,6 +193,15 @@ pub fn markdown(report: &Report, out: &mut String) {
                 Some(u) => (format!("untouched: {}", u.label(&w.package)), String::new()),
                 None => match &s.no_verdict {
                     Some(why) => (format!("no verdict: {why}"), String::new()),
+                    None if s.undecided() => {
+                        let differ: Vec<String> = s
+                            .endings
+                            .iter()
+                            .filter(|e| e.before != e.after)
+                            .map(pair)
+                            .collect();
+                        ("undecided: re-run".to_string(), differ.join("; "))
+                    }
                     None if s.changed() => {
                         let changed: Vec<String> =
                             s.endings.iter().filter(|e| e.changed()).map(pair).collect();
@@ -295,6 +289,16 @@ mod tests {
         e.flaky = false;
         e.machine_bound = true;
         assert!(!e.changed());
+        let mut s = server("x", Stage::Sigterm, Stage::Eof);
+        s.endings[0].flaky = true;
+        assert!(s.undecided() && !s.changed());
+        let w = WhatIf {
+            servers: vec![s],
+            ..what_if()
+        };
+        assert!(
+            summary(&w).contains("0 of 1 servers; 0 replaced with the same stages, 1 undecided")
+        );
     }
 
     #[test]
@@ -302,8 +306,7 @@ mod tests {
         assert_eq!(
             summary(&what_if()),
             "merging this changes 1 of 3 servers: gitlab (close: sigterm → eof); \
-             1 replaced with the same stages, 1 untouched; \
-             1 ending(s) machine-bound, not counted (re-run on a quieter machine)"
+             1 replaced with the same stages, 1 untouched"
         );
     }
 
