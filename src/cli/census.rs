@@ -31,6 +31,8 @@ pub fn run(a: CensusArgs) -> Result<ExitCode, Error> {
     }
     let cache = std::path::absolute(a.cache.unwrap_or_else(default_cache))
         .map_err(Error::io("the census cache"))?;
+    // Argument mistakes and local builds before any install.
+    let replacements = replacements(&a.with_sdk)?;
     let installed = install_phase(&entries, &cache);
     if installed.is_empty() {
         return Err(Error::Usage(format!(
@@ -42,7 +44,7 @@ pub fn run(a: CensusArgs) -> Result<ExitCode, Error> {
         .iter()
         .map(|e| census::manifest(e, &cache))
         .collect();
-    let what_ifs = with_sdk_phase(&a.with_sdk, &installed, &cache)?;
+    let what_ifs = with_sdk_phase(replacements, &installed, &cache);
     for (_, prepared) in &what_ifs {
         manifests.extend(prepared.iter().filter_map(|p| p.manifest.clone()));
     }
@@ -205,19 +207,23 @@ fn install_phase(entries: &[Entry], cache: &Path) -> Vec<Entry> {
 type WhatIfRun = (with_sdk::Replacement, Vec<with_sdk::Prepared>);
 
 /// `--with-sdk`: each replacement resolved (a release checked against its registry, a local
-/// build built), then every installed entry prepared with it.
-fn with_sdk_phase(
-    specs: &[String],
-    entries: &[Entry],
-    cache: &Path,
-) -> Result<Vec<WhatIfRun>, Error> {
+/// build built).
+fn replacements(specs: &[String]) -> Result<Vec<with_sdk::Replacement>, Error> {
     if specs.is_empty() {
         return Ok(Vec::new());
     }
     let all = kits::load_kits(&locate::kits_dir()?)?;
+    specs.iter().map(|s| replacement(s, &all)).collect()
+}
+
+/// Every installed entry prepared with each replacement.
+fn with_sdk_phase(
+    replacements: Vec<with_sdk::Replacement>,
+    entries: &[Entry],
+    cache: &Path,
+) -> Vec<WhatIfRun> {
     let mut out = Vec::new();
-    for spec in specs {
-        let r = replacement(spec, &all)?;
+    for r in replacements {
         let started = Instant::now();
         let prepared = with_sdk::prepare(&r, entries, cache, &mut |line| {
             eprintln!("with-sdk {} {}: {line}", r.line, r.shown())
@@ -232,7 +238,7 @@ fn with_sdk_phase(
         );
         out.push((r, prepared));
     }
-    Ok(out)
+    out
 }
 
 /// One `--with-sdk` argument as the replacement it names.

@@ -381,10 +381,11 @@ fn marked_sdk(dir: &Path) -> PathBuf {
 
 const MARKER: &str = "with-sdk-marker: the patched transport started";
 
-/// `--with-sdk typescript@local:marked=TGZ`: the npm server's install gets the build through
-/// npm `overrides` (read back from its node_modules, and its marker seen on the server's
-/// stderr at run time); the PyPI server is left untouched and says why; the report carries
-/// the before → after section.
+/// `--with-sdk typescript@local:marked=TGZ --with-sdk python@2.2.0`: the npm server's install
+/// gets the build through npm `overrides` (read back from its node_modules, and its marker
+/// seen on the server's stderr at run time), the PyPI server's environment gets `mcp` 2.2.0
+/// (read back); each leaves the other registry's server untouched and says why; the report
+/// carries the before → after sections.
 #[test]
 fn with_sdk_replaces_the_sdk_inside_an_install_and_reports_before_and_after() {
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("with-sdk-marked");
@@ -407,6 +408,7 @@ fn with_sdk_replaces_the_sdk_inside_an_install_and_reports_before_and_after() {
         ])
         .arg("--with-sdk")
         .arg(format!("typescript@local:marked={}", tgz.display()))
+        .args(["--with-sdk", "python@2.2.0"])
         .args(["--format", "text", "--output"])
         .arg(tmp.join("r.json"))
         .stdin(Stdio::null())
@@ -419,9 +421,15 @@ fn with_sdk_replaces_the_sdk_inside_an_install_and_reports_before_and_after() {
     assert!(matches!(out.status.code(), Some(0 | 1)), "{err}");
     let after = format!("{EVERYTHING}.with-typescript-local-marked");
     let report: Value = serde_json::from_slice(&fs::read(tmp.join("r.json")).unwrap()).unwrap();
+    let time_after = format!("{TIME}.with-python-2.2.0");
     assert_eq!(
         servers(&report),
-        [EVERYTHING.to_string(), TIME.into(), after.clone()]
+        [
+            EVERYTHING.to_string(),
+            TIME.into(),
+            after.clone(),
+            time_after.clone()
+        ]
     );
     let w = &report["with_sdk"][0];
     assert_eq!(
@@ -431,9 +439,19 @@ fn with_sdk_replaces_the_sdk_inside_an_install_and_reports_before_and_after() {
     let everything = &w["servers"][0];
     assert_eq!(everything["after"], after.as_str());
     assert_eq!(everything["copies"][0]["version"], "1.32.2");
+    assert_eq!(everything["replaced"][0]["version"], "1.32.2");
     assert!(everything["not_replaced"].is_null(), "{everything:#}");
     assert_eq!(everything["endings"][0]["scenario"], "close");
     assert_eq!(w["servers"][1]["untouched"]["why"], "other-registry");
+    // PyPI: mcp 2.3.0 in the server's own environment, 2.2.0 read back from the pinned one.
+    let time = &report["with_sdk"][1]["servers"][1];
+    assert_eq!(time["after"], time_after.as_str());
+    assert_eq!(time["copies"][0]["version"], "2.3.0");
+    assert_eq!(time["replaced"][0]["version"], "2.2.0", "{time:#}");
+    assert_eq!(
+        report["with_sdk"][1]["servers"][0]["untouched"]["why"],
+        "other-registry"
+    );
     // Every copy in the project's node_modules is the build: read back here too.
     let project = fs::read_dir(cache().join("with-sdk"))
         .unwrap()
@@ -490,4 +508,33 @@ fn with_sdk_replaces_the_sdk_inside_an_install_and_reports_before_and_after() {
         )),
         "{err}"
     );
+}
+
+/// `--with-sdk` refuses what it cannot run before installing anything: a range, a line of
+/// another ecosystem.
+#[test]
+fn with_sdk_refuses_ranges_and_other_ecosystems_before_any_install() {
+    for (arg, says) in [
+        ("typescript@1.0.0..1.2.0", "one release or one local build"),
+        (
+            "go@1.0.0",
+            "the census runs npm and PyPI servers; go is a go SDK",
+        ),
+    ] {
+        let out = Command::new(BIN)
+            .args([
+                "census",
+                "--listing",
+                "conformance/census/small.json",
+                "--cache",
+            ])
+            .arg(Path::new(env!("CARGO_TARGET_TMPDIR")).join("no-census-cache"))
+            .args(["--with-sdk", arg])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(says), "{err}");
+        assert!(!err.contains("install phase"), "{err}");
+    }
 }
