@@ -99,6 +99,7 @@ pub mod internals {
             summary: Default::default(),
             results,
             not_testable: Vec::new(),
+            with_sdk: Vec::new(),
         };
         r.resummarize();
         r

@@ -6,12 +6,13 @@
 //! that runs it from there, so no measured case includes a download; [`launch_errors`] finds
 //! the entries whose launch command is not in their package (the listing's mistake, from what
 //! the launcher said); [`credentials`] decides which servers could not be judged for want of
-//! real secrets.
+//! real secrets; [`with_sdk`] runs them again with one SDK replaced inside each install.
 
 pub mod credentials;
 pub mod install;
 pub mod launch_errors;
 pub mod listing;
+pub mod with_sdk;
 
 use std::path::Path;
 
@@ -31,7 +32,11 @@ pub const HANDSHAKE_MS: u64 = 30_000;
 
 /// The manifest that runs an entry offline from `cache`, as an ordinary server under test.
 pub fn manifest(entry: &Entry, cache: &Path) -> Manifest {
-    let l = launch(entry, cache);
+    manifest_of(entry, launch(entry, cache))
+}
+
+/// The manifest that runs an entry by `l` (the census's launch, or one with an SDK replaced).
+fn manifest_of(entry: &Entry, l: install::Launch) -> Manifest {
     let mut m = manifest::adhoc(&l.program, &l.args, &l.cwd);
     m.name = entry.id.clone();
     m.description = if entry.description.is_empty() {

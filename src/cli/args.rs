@@ -347,6 +347,12 @@ pub struct CensusArgs {
     /// repeatable.
     #[arg(long = "var", value_name = "NAME=VALUE")]
     pub vars: Vec<String>,
+    /// Run each server again with this SDK replaced inside its install: `LINE@VERSION` (a
+    /// release), `LINE=PATH` or `LINE@local:NAME=PATH` (a checkout or packed artifact, built
+    /// as `--sdk` builds it); repeatable. A server holding no copy of the SDK is left
+    /// untouched and says why; the report gets a before → after section.
+    #[arg(long = "with-sdk", value_name = "LINE@VERSION|LINE=PATH")]
+    pub with_sdk: Vec<String>,
     #[command(flatten)]
     pub opts: RunOpts,
 }

@@ -12,9 +12,11 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::args::CensusArgs;
 use super::plan;
-use crate::census::{self, credentials, launch_errors, Entry, ParseOptions, Progress};
+use crate::census::{self, credentials, launch_errors, with_sdk, Entry, ParseOptions, Progress};
 use crate::config::profiles::Profiles;
 use crate::error::Error;
+use crate::harness::locate;
+use crate::kits;
 use crate::model::Report;
 use crate::render::site;
 use crate::rules::Catalogue;
@@ -29,6 +31,8 @@ pub fn run(a: CensusArgs) -> Result<ExitCode, Error> {
     }
     let cache = std::path::absolute(a.cache.unwrap_or_else(default_cache))
         .map_err(Error::io("the census cache"))?;
+    // Argument mistakes and local builds before any install.
+    let replacements = replacements(&a.with_sdk)?;
     let installed = install_phase(&entries, &cache);
     if installed.is_empty() {
         return Err(Error::Usage(format!(
@@ -36,10 +40,14 @@ pub fn run(a: CensusArgs) -> Result<ExitCode, Error> {
             a.listing.display()
         )));
     }
-    let manifests: Vec<_> = installed
+    let mut manifests: Vec<_> = installed
         .iter()
         .map(|e| census::manifest(e, &cache))
         .collect();
+    let what_ifs = with_sdk_phase(replacements, &installed, &cache);
+    for (_, prepared) in &what_ifs {
+        manifests.extend(prepared.iter().filter_map(|p| p.manifest.clone()));
+    }
     let opts = plan::census_opts(&a.opts);
     let plan = plan::plan(
         &opts,
@@ -56,7 +64,11 @@ pub fn run(a: CensusArgs) -> Result<ExitCode, Error> {
             started.elapsed().as_secs_f64(),
             report.results.len()
         );
-        describe(report, &installed);
+        describe(report, &installed, &what_ifs);
+        report.with_sdk = what_ifs
+            .iter()
+            .map(|(r, p)| with_sdk::pair(report, r, p))
+            .collect();
         match &site_dir {
             Some(dir) => write_site(report, dir, site_url.as_deref()),
             None => Ok(()),
@@ -191,18 +203,120 @@ fn install_phase(entries: &[Entry], cache: &Path) -> Vec<Entry> {
     ready
 }
 
+/// One `--with-sdk` and what each entry became.
+type WhatIfRun = (with_sdk::Replacement, Vec<with_sdk::Prepared>);
+
+/// `--with-sdk`: each replacement resolved (a release checked against its registry, a local
+/// build built).
+fn replacements(specs: &[String]) -> Result<Vec<with_sdk::Replacement>, Error> {
+    if specs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let all = kits::load_kits(&locate::kits_dir()?)?;
+    specs.iter().map(|s| replacement(s, &all)).collect()
+}
+
+/// Every installed entry prepared with each replacement.
+fn with_sdk_phase(
+    replacements: Vec<with_sdk::Replacement>,
+    entries: &[Entry],
+    cache: &Path,
+) -> Vec<WhatIfRun> {
+    let mut out = Vec::new();
+    for r in replacements {
+        let started = Instant::now();
+        let prepared = with_sdk::prepare(&r, entries, cache, &mut |line| {
+            eprintln!("with-sdk {} {}: {line}", r.line, r.shown())
+        });
+        eprintln!(
+            "with-sdk {} {}: {:.1} s: {} of {} servers run with it",
+            r.line,
+            r.shown(),
+            started.elapsed().as_secs_f64(),
+            prepared.iter().filter(|p| p.manifest.is_some()).count(),
+            prepared.len()
+        );
+        out.push((r, prepared));
+    }
+    out
+}
+
+/// One `--with-sdk` argument as the replacement it names.
+fn replacement(spec: &str, all: &[kits::Kit]) -> Result<with_sdk::Replacement, Error> {
+    let req = kits::parse_sdk_arg(spec)?;
+    let kit = kits::find_kit(all, &req.line)?;
+    let registry = match kit.ecosystem {
+        kits::Ecosystem::Npm => census::Registry::Npm,
+        kits::Ecosystem::Pypi => census::Registry::Pypi,
+        other => {
+            return Err(Error::Usage(format!(
+                "--with-sdk {spec}: the census runs npm and PyPI servers; {} is a {} SDK",
+                kit.id,
+                other.as_str()
+            )))
+        }
+    };
+    let source = match req.target {
+        kits::Target::Registry(sel @ (kits::VersionSel::Exact(_) | kits::VersionSel::Latest)) => {
+            let release = kits::versions(kit, &sel)?
+                .pop()
+                .ok_or_else(|| Error::Usage(format!("--with-sdk {spec}: no such release")))?;
+            with_sdk::Source::Release {
+                version: release.version,
+            }
+        }
+        kits::Target::Registry(_) => {
+            return Err(Error::Usage(format!(
+                "--with-sdk {spec}: one release or one local build (a range is for `run --sdk`)"
+            )))
+        }
+        kits::Target::Local { path, name } => {
+            let built = kits::build(kit, &path, name.as_deref(), &locate::kit_cache()?)
+                .map_err(|e| Error::Usage(format!("--with-sdk {spec}: {e}")))?;
+            with_sdk::Source::Artifact {
+                path: built.artifact,
+                name: built.name,
+                version: built.sdk_version,
+            }
+        }
+    };
+    let others = all
+        .iter()
+        .filter(|k| k.ecosystem == kit.ecosystem && k.package != kit.package)
+        .map(|k| (k.id.clone(), k.package.clone()))
+        .collect();
+    Ok(with_sdk::Replacement {
+        line: kit.id.clone(),
+        package: kit.package.clone(),
+        registry,
+        source,
+        others,
+    })
+}
+
 /// What the report says of each package, and which servers could not be judged: a listing
 /// whose launch command is not in its package first (the launcher said so), then a server
 /// that needs real credentials. Both are counted apart, on stderr and on the leaderboard.
-fn describe(report: &mut Report, entries: &[Entry]) {
+fn describe(report: &mut Report, entries: &[Entry], what_ifs: &[WhatIfRun]) {
     let mut secrets = BTreeMap::new();
-    for e in entries {
-        if let Some(info) = report.servers.get_mut(&e.id) {
+    // A server run with an SDK replaced is its entry's package under another name.
+    let named = entries.iter().map(|e| (e.id.clone(), e)).chain(
+        what_ifs
+            .iter()
+            .flat_map(|(r, prepared)| prepared.iter().map(move |p| (r, p)))
+            .filter_map(|(r, p)| {
+                let e = entries.iter().find(|e| e.id == p.server.server)?;
+                p.server.after.as_ref().map(|_| (r.server_name(e), e))
+            }),
+    );
+    let mut ids = Vec::new();
+    for (id, e) in named {
+        if let Some(info) = report.servers.get_mut(&id) {
             info.package = Some(census::package_info(e));
         }
-        secrets.insert(e.id.clone(), e.placeholders.clone());
+        secrets.insert(id.clone(), e.placeholders.clone());
+        ids.push(id);
     }
-    let ids: Vec<String> = entries.iter().map(|e| e.id.clone()).collect();
     launch_errors::mark(report, &ids);
     credentials::mark(report, &secrets);
     for (what, n) in not_testable_servers(report) {

@@ -222,6 +222,7 @@ impl Harness {
             summary: Default::default(),
             results,
             not_testable: Vec::new(),
+            with_sdk: Vec::new(),
         };
         report.resummarize();
         report

@@ -40,8 +40,8 @@ pub mod version;
 
 pub use arg::{parse_sdk_arg, ArgError, SdkRequest, Target, VersionSel};
 pub use install::{
-    instantiate, prepare, Incomplete, Instance, LocalError, NotTestable, Prepared, Source,
-    StepFailure,
+    build, instantiate, prepare, Built, Incomplete, Instance, LocalError, NotTestable, Prepared,
+    Source, StepFailure,
 };
 pub use registry::{fetch_all, versions, RegistryError, Release};
 pub use spec::{

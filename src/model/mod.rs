@@ -11,6 +11,7 @@ pub mod report;
 pub mod scenario;
 pub mod signal;
 pub mod verdict;
+pub mod what_if;
 
 pub use budgets::Budgets;
 pub use case_error::{CaseError, ErrorKind};
@@ -32,3 +33,4 @@ pub use scenario::{
 };
 pub use signal::{ExitStatus, SignalName};
 pub use verdict::{Basis, Check, Level, Outcome, Owner, SpecReference, Status};
+pub use what_if::{EndingPair, SdkCopy, Untouched, WhatIf, WhatIfServer};

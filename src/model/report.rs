@@ -387,6 +387,9 @@ pub struct Report {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub not_testable: Vec<Untested>,
+    /// `census --with-sdk`: each replacement's servers before → after (other runs: none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub with_sdk: Vec<super::what_if::WhatIf>,
 }
 
 impl Report {

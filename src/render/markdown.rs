@@ -101,6 +101,7 @@ pub fn render(report: &Report) -> String {
     );
     host_view(report, &mut out);
     super::history::markdown(report, &mut out);
+    super::what_if::markdown(report, &mut out);
     profiles(report, &mut out);
     findings_section(report, &mut out);
     out

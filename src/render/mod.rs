@@ -26,6 +26,7 @@ pub mod merge;
 pub mod present;
 pub mod site;
 pub mod text;
+pub mod what_if;
 
 use crate::model::Report;
 

@@ -38,6 +38,7 @@ pub fn render(report: &Report) -> String {
     findings(report, &mut out);
     held(report, &mut out);
     super::history::text(report, &mut out);
+    super::what_if::text(report, &mut out);
     for (id, p) in report
         .profiles
         .iter()

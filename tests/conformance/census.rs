@@ -2,7 +2,9 @@
 //! into a shared cache and launched offline from it: a malformed listing gives a reason per
 //! entry (file, entry, field) and still runs the valid rest; a small listing runs with
 //! `--site` and gives a leaderboard row per server; a server that refuses placeholder
-//! credentials is "not testable", never a failure; `diff` compares two census reports; the
+//! credentials is "not testable", never a failure; `diff` compares two census reports;
+//! `--with-sdk` runs a server again with a patched SDK inside its install (proved in its
+//! node_modules and by the build's marker at run time); the
 //! leaderboard page loads in headless Chromium (missing Chromium: a failure under `CI=true`,
 //! reported skipped elsewhere).
 //!
@@ -330,4 +332,209 @@ fn the_leaderboard_loads_in_headless_chromium_with_every_row() {
     let bytes = fs::read(&png).unwrap();
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
     assert!(bytes.len() > 10 * 1024, "{} bytes only", bytes.len());
+}
+
+/// `npm pack @modelcontextprotocol/sdk@1.32.2` (the release the everything server's install
+/// holds) with its stdio transport's `start()` writing a marker to stderr, packed again
+/// byte for byte reproducibly, so its local build is named and cached the same every run.
+fn marked_sdk(dir: &Path) -> PathBuf {
+    let run = |cmd: &mut Command| {
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{cmd:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let _ = fs::remove_dir_all(dir);
+    fs::create_dir_all(dir).unwrap();
+    run(Command::new("npm")
+        .args([
+            "pack",
+            "@modelcontextprotocol/sdk@1.32.2",
+            "--prefer-offline",
+        ])
+        .arg("--pack-destination")
+        .arg(dir)
+        .env("npm_config_cache", cache().join("npm"))
+        .current_dir(dir));
+    run(Command::new("tar")
+        .args(["-xzf", "modelcontextprotocol-sdk-1.32.2.tgz"])
+        .current_dir(dir));
+    for build in ["esm", "cjs"] {
+        let p = dir.join(format!("package/dist/{build}/server/stdio.js"));
+        let js = fs::read_to_string(&p).unwrap();
+        let old = "this._stdin.on('error', this._onerror);";
+        assert_eq!(js.matches(old).count(), 1, "{}", p.display());
+        let new = format!("{old} process.stderr.write('{MARKER}\\n');");
+        fs::write(&p, js.replace(old, &new)).unwrap();
+    }
+    let out = dir.join("modelcontextprotocol-sdk-1.32.2-marked.tgz");
+    run(Command::new("sh")
+        .arg("-c")
+        .arg("tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - package | gzip -n > \"$1\"")
+        .arg("sh")
+        .arg(&out)
+        .current_dir(dir));
+    out
+}
+
+const MARKER: &str = "with-sdk-marker: the patched transport started";
+
+/// `--with-sdk typescript@local:marked=TGZ --with-sdk python@2.2.0`: the npm server's install
+/// gets the build through npm `overrides` (read back from its node_modules, and its marker
+/// seen on the server's stderr at run time), the PyPI server's environment gets `mcp` 2.2.0
+/// (read back); each leaves the other registry's server untouched and says why; the report
+/// carries the before → after sections.
+#[test]
+fn with_sdk_replaces_the_sdk_inside_an_install_and_reports_before_and_after() {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("with-sdk-marked");
+    let tgz = marked_sdk(&tmp);
+    let out = Command::new(BIN)
+        .args([
+            "census",
+            "--listing",
+            "conformance/census/small.json",
+            "--cache",
+        ])
+        .arg(cache())
+        .args([
+            "--server",
+            EVERYTHING,
+            "--server",
+            TIME,
+            "--scenario",
+            "close",
+        ])
+        .arg("--with-sdk")
+        .arg(format!("typescript@local:marked={}", tgz.display()))
+        .args(["--with-sdk", "python@2.2.0"])
+        .args(["--format", "text", "--output"])
+        .arg(tmp.join("r.json"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (text, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{err}");
+    let after = format!("{EVERYTHING}.with-typescript-local-marked");
+    let report: Value = serde_json::from_slice(&fs::read(tmp.join("r.json")).unwrap()).unwrap();
+    let time_after = format!("{TIME}.with-python-2.2.0");
+    assert_eq!(
+        servers(&report),
+        [
+            EVERYTHING.to_string(),
+            TIME.into(),
+            after.clone(),
+            time_after.clone()
+        ]
+    );
+    let w = &report["with_sdk"][0];
+    assert_eq!(
+        (w["line"].as_str(), w["replacement"].as_str()),
+        (Some("typescript"), Some("local:marked"))
+    );
+    let everything = &w["servers"][0];
+    assert_eq!(everything["after"], after.as_str());
+    assert_eq!(everything["copies"][0]["version"], "1.32.2");
+    assert_eq!(everything["replaced"][0]["version"], "1.32.2");
+    assert!(everything["not_replaced"].is_null(), "{everything:#}");
+    assert_eq!(everything["endings"][0]["scenario"], "close");
+    assert_eq!(w["servers"][1]["untouched"]["why"], "other-registry");
+    // PyPI: mcp 2.3.0 in the server's own environment, 2.2.0 read back from the pinned one.
+    let time = &report["with_sdk"][1]["servers"][1];
+    assert_eq!(time["after"], time_after.as_str());
+    assert_eq!(time["copies"][0]["version"], "2.3.0");
+    assert_eq!(time["replaced"][0]["version"], "2.2.0", "{time:#}");
+    assert_eq!(
+        report["with_sdk"][1]["servers"][0]["untouched"]["why"],
+        "other-registry"
+    );
+    // Every copy in the project's node_modules is the build: read back here too.
+    let project = fs::read_dir(cache().join("with-sdk"))
+        .unwrap()
+        .flatten()
+        .map(|d| d.path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("typescript-local-marked-")
+        })
+        .expect("the project of the build")
+        .join(EVERYTHING);
+    let lock: Value =
+        serde_json::from_slice(&fs::read(project.join("node_modules/.package-lock.json")).unwrap())
+            .unwrap();
+    let copies: Vec<(&String, &Value)> = lock["packages"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(k, _)| k.ends_with("node_modules/@modelcontextprotocol/sdk"))
+        .collect();
+    assert!(!copies.is_empty());
+    for (path, entry) in copies {
+        let resolved = entry["resolved"].as_str().unwrap_or_default();
+        assert!(
+            resolved.ends_with("modelcontextprotocol-sdk-1.32.2-marked.tgz"),
+            "{path}: {entry}"
+        );
+    }
+    // At run time: the server with the build wrote the marker, the one as installed did not.
+    let stderr_of = |server: &str| {
+        report["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["server"] == server)
+            .unwrap()["stderr_tail"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(stderr_of(&after).contains(MARKER), "{}", stderr_of(&after));
+    assert!(!stderr_of(EVERYTHING).contains(MARKER));
+    assert!(
+        text.contains("WITH SDK typescript local:marked, 1.32.2+local.")
+            && text.contains("merging this changes ")
+            && text.contains(&format!("untouched  {TIME}: a pypi package")),
+        "{text}"
+    );
+    assert!(
+        err.contains(&format!(
+            "with-sdk typescript local:marked: {EVERYTHING}: 1 copy replaced"
+        )),
+        "{err}"
+    );
+}
+
+/// `--with-sdk` refuses what it cannot run before installing anything: a range, a line of
+/// another ecosystem.
+#[test]
+fn with_sdk_refuses_ranges_and_other_ecosystems_before_any_install() {
+    for (arg, says) in [
+        ("typescript@1.0.0..1.2.0", "one release or one local build"),
+        (
+            "go@1.0.0",
+            "the census runs npm and PyPI servers; go is a go SDK",
+        ),
+    ] {
+        let out = Command::new(BIN)
+            .args([
+                "census",
+                "--listing",
+                "conformance/census/small.json",
+                "--cache",
+            ])
+            .arg(Path::new(env!("CARGO_TARGET_TMPDIR")).join("no-census-cache"))
+            .args(["--with-sdk", arg])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(says), "{err}");
+        assert!(!err.contains("install phase"), "{err}");
+    }
 }

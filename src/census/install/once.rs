@@ -13,11 +13,11 @@ pub enum Outcome {
 }
 
 /// Runs steps; the real one spawns processes, tests count calls.
-pub(super) trait Runner {
+pub(in crate::census) trait Runner {
     fn run(&self, step: &Step, log: &mut File) -> std::io::Result<Outcome>;
 }
 
-pub(super) struct System;
+pub(in crate::census) struct System;
 
 impl Runner for System {
     fn run(&self, step: &Step, log: &mut File) -> std::io::Result<Outcome> {
@@ -42,7 +42,7 @@ impl Runner for System {
 }
 
 /// 64-bit FNV-1a: stable across Rust releases (unlike `DefaultHasher`), enough for a stamp name.
-pub(super) fn fnv1a(data: &str) -> u64 {
+pub(in crate::census) fn fnv1a(data: &str) -> u64 {
     let mut h = fnv::FnvHasher::default();
     std::hash::Hasher::write(&mut h, data.as_bytes());
     std::hash::Hasher::finish(&h)
@@ -121,7 +121,7 @@ pub(super) fn write_stamp(cache: &Path, key: &str, content: &str) -> Result<(), 
 
 /// Runs `steps` in order under the key's lock unless the stamp says they already ran; returns
 /// whether it was cached.
-pub(super) fn run_once(
+pub(in crate::census) fn run_once(
     runner: &dyn Runner,
     cache: &Path,
     id: &str,

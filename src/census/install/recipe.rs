@@ -4,7 +4,7 @@
 use super::*;
 
 /// The cache layout.
-pub(super) fn npm_cache(cache: &Path) -> PathBuf {
+pub(in crate::census) fn npm_cache(cache: &Path) -> PathBuf {
     cache.join("npm")
 }
 
@@ -12,18 +12,18 @@ pub(super) fn uv_venv(cache: &Path) -> PathBuf {
     cache.join("uv")
 }
 
-pub(super) fn uvx_path(cache: &Path) -> PathBuf {
+pub(in crate::census) fn uvx_path(cache: &Path) -> PathBuf {
     uv_venv(cache).join("bin").join("uvx")
 }
 
-pub(super) fn work_dir(cache: &Path) -> PathBuf {
+pub(in crate::census) fn work_dir(cache: &Path) -> PathBuf {
     cache.join("work")
 }
 
 /// The environment every npx step and launch gets. The npm cache is the shared one; the
 /// notifier, funding and audit requests are switched off because they touch the network and
 /// print to the terminal.
-pub(super) fn npm_env(cache: &Path, offline: bool) -> BTreeMap<String, String> {
+pub(in crate::census) fn npm_env(cache: &Path, offline: bool) -> BTreeMap<String, String> {
     let mut env = BTreeMap::from([
         (
             "npm_config_cache".to_string(),
@@ -42,7 +42,7 @@ pub(super) fn npm_env(cache: &Path, offline: bool) -> BTreeMap<String, String> {
 /// The environment every uvx step and launch gets: uv's cache and an empty tool dir under
 /// `$CACHE`, no user or project `uv.toml`, and never a Python download (none can be fetched
 /// here; uv uses the interpreters it finds).
-pub(super) fn uv_env(cache: &Path, offline: bool) -> BTreeMap<String, String> {
+pub(in crate::census) fn uv_env(cache: &Path, offline: bool) -> BTreeMap<String, String> {
     let mut env = BTreeMap::from([
         (
             "UV_CACHE_DIR".to_string(),

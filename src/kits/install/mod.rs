@@ -230,6 +230,48 @@ pub fn prepare(kit: &Kit, source: &Source, cache: &Path) -> Result<Prepared, Not
     })
 }
 
+/// A local checkout or artifact built into the artifact its `[local]` recipe packs, for
+/// installing elsewhere (`census --with-sdk LINE=PATH` puts it into published servers).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Built {
+    pub artifact: PathBuf,
+    /// `local-<name>`: the name given, else the checkout's `git describe` or the file's name.
+    pub name: String,
+    /// The version the artifact declares, with `+local.<hash>` of its content.
+    pub sdk_version: String,
+}
+
+/// Builds a local source as [`prepare`] does, without instantiating any shape.
+pub fn build(
+    kit: &Kit,
+    path: &Path,
+    name: Option<&str>,
+    cache: &Path,
+) -> Result<Built, NotTestable> {
+    let cache = std::path::absolute(cache).map_err(io(cache))?;
+    if let Some(p) = kit.requires.iter().find(|p| which(p).is_none()) {
+        return Err(NotTestable::MissingProgram {
+            line: kit.id.clone(),
+            program: p.clone(),
+        });
+    }
+    let base = cache.join("kits").join(&kit.id);
+    let mut vars = kit_vars(kit, &cache)?;
+    bootstrap(kit, &cache, &vars)?;
+    let (place, _guard) = local_source(kit, path, name, &base, &mut vars)?;
+    let artifact = vars.get("artifact").map(PathBuf::from).ok_or_else(|| {
+        local_err(kit, path)(LocalError::NoArtifact {
+            pattern: "(the kit packs no artifact)".into(),
+            out: place.dir.clone(),
+        })
+    })?;
+    Ok(Built {
+        artifact,
+        name: place.name,
+        sdk_version: place.sdk_version,
+    })
+}
+
 /// An error in a template of the kit file itself (a `vars` value).
 fn tmpl_err(kit: &Kit) -> impl Fn(TemplateError) -> NotTestable + '_ {
     move |source| NotTestable::Template {
