@@ -224,6 +224,7 @@ impl Harness {
             not_testable: Vec::new(),
         };
         report.resummarize();
+        rules::fixes::Fixes::bundled().attach(&mut report);
         report
     }
 
@@ -456,6 +457,7 @@ pub fn server_info(m: &Manifest) -> ServerInfo {
         sdk_version: m.about.sdk_version.clone(),
         shape: m.about.shape.clone(),
         package: None,
+        fixes: Vec::new(),
     }
 }
 

@@ -8,6 +8,7 @@ pub mod catalogue;
 #[cfg(test)]
 mod codegen;
 pub mod explain;
+pub mod fixes;
 pub mod judge;
 mod judges;
 #[cfg(test)]
