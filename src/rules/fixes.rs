@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use serde::Deserialize;
 
-use crate::model::{Fix, FixCode, Report, RuleId, Runtime};
+use crate::model::{Fix, FixCode, Outcome, Report, RuleId, Runtime};
 
 /// The fix-its shipped with the suite.
 pub const BUNDLED: &str = include_str!("../../conformance/fixes.toml");
@@ -261,7 +261,8 @@ impl Fixes {
                 continue;
             }
             let m = missed.entry(&r.server).or_default();
-            for c in r.checks.iter().filter(|c| c.status.is_miss()) {
+            let missed_here = r.checks.iter().filter(|c| c.status.is_miss());
+            for c in missed_here.filter(|c| c.outcome != Outcome::NotTestable) {
                 if !m.contains(&c.id) {
                     m.push(c.id);
                 }
