@@ -163,8 +163,8 @@ pub enum ReportCmd {
         /// The directory `--format conformance` writes its `checks.json` files into.
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
-        /// With `--format github`: the file (and line) the annotations point at, e.g. the
-        /// workflow step or manifest that names the server.
+        /// With `--format github` or `sarif`: the file (and line) the annotations or
+        /// results point at, e.g. the workflow step or manifest that names the server.
         #[arg(long, value_name = "FILE[:LINE]")]
         at: Option<crate::render::github::Location>,
         /// With `--format text` or `markdown`: what got better or worse since this saved

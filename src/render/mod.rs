@@ -8,7 +8,7 @@
 //! - [`merge`]: joins shards; [`diff`]: what changed between two reports, and the pruned view;
 //! - [`conformance`]: the official MCP conformance suite's `checks.json` layout (a directory);
 //! - [`history`]: SDK versions side by side, and those not testable;
-//! - [`github`]: GitHub Actions annotations; [`changes`]: what got better or worse since a
+//! - [`github`]: GitHub Actions annotations; [`sarif`]: SARIF 2.1.0 for code scanning; [`changes`]: what got better or worse since a
 //!   saved report (`--diff-against`, `check --watch`);
 //! - [`present`]: the wording every format shares.
 
@@ -24,6 +24,7 @@ pub mod junit;
 pub mod markdown;
 pub mod merge;
 pub mod present;
+pub mod sarif;
 pub mod site;
 pub mod text;
 
@@ -62,6 +63,9 @@ pub enum Format {
     /// GitHub Actions workflow commands: an `::error` or `::warning` annotation per server and
     /// missed rule, with the fix (`report render --at FILE:LINE` points them at a file).
     Github,
+    /// SARIF 2.1.0 for GitHub code scanning: a result per server and missed rule, with the
+    /// fix (`report render --at FILE:LINE` points them at a file).
+    Sarif,
 }
 
 impl Format {
@@ -84,6 +88,7 @@ impl Format {
             Format::Conformance => "",
             // Workflow commands are printed for the runner, never written to a file.
             Format::Github => "",
+            Format::Sarif => "sarif",
         }
     }
 
@@ -113,6 +118,7 @@ pub fn render(report: &Report, format: Format) -> String {
         Format::Html => html::render(report),
         Format::Conformance => conformance::index(report),
         Format::Github => github::render(report, None),
+        Format::Sarif => sarif::render(report, None),
     };
     if !out.ends_with('\n') {
         out.push('\n');

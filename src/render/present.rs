@@ -286,8 +286,8 @@ pub fn servers_with_fixes(report: &Report) -> Vec<(&str, &[Fix])> {
 pub fn fix_heading(f: &Fix) -> String {
     let rules: Vec<&str> = f.rules.iter().map(|r| r.as_str()).collect();
     match &f.sdk {
-        Some(sdk) => format!("{} ({sdk}): {}", f.title, rules.join(", ")),
-        None => format!("{}: {}", f.title, rules.join(", ")),
+        Some(sdk) => format!("{} · {sdk} · for {}", f.title, rules.join(", ")),
+        None => format!("{} · for {}", f.title, rules.join(", ")),
     }
 }
 

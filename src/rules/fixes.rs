@@ -157,7 +157,7 @@ impl Fixes {
 
     /// The entries for one concern of this server: its SDK's, else its language's, else
     /// any server's.
-    fn for_concern(&self, concern: &str, s: Server) -> Vec<&Entry> {
+    fn for_concern(&self, concern: &str, s: Server) -> (Vec<&Entry>, Option<&Language>) {
         let of = |e: &&Entry| e.concerns.iter().any(|c| c == concern);
         let sdk: Vec<&Entry> = match s.sdk {
             Some(sdk) => self
@@ -169,28 +169,29 @@ impl Fixes {
             None => Vec::new(),
         };
         if !sdk.is_empty() {
-            return sdk;
+            return (sdk, None);
         }
-        let language = s.runtime.and_then(|rt| {
-            self.language
+        let language = s
+            .runtime
+            .and_then(|rt| self.language.iter().find(|(_, l)| l.runtime == Some(rt)));
+        if let Some((id, lang)) = language {
+            let fallback: Vec<&Entry> = self
+                .fix
                 .iter()
-                .find(|(_, l)| l.runtime == Some(rt))
-                .map(|(k, _)| k.as_str())
-        });
-        let fallback: Vec<&Entry> = self
+                .filter(of)
+                .filter(|e| e.fallback && e.language.as_deref() == Some(id.as_str()))
+                .collect();
+            if !fallback.is_empty() {
+                return (fallback, Some(lang));
+            }
+        }
+        let any = self
             .fix
             .iter()
             .filter(of)
-            .filter(|e| e.fallback && language.is_some() && e.language.as_deref() == language)
-            .collect();
-        if !fallback.is_empty() {
-            return fallback;
-        }
-        self.fix
-            .iter()
-            .filter(of)
             .filter(|e| e.language.is_none() && e.sdk.is_none())
-            .collect()
+            .collect();
+        (any, None)
     }
 
     /// Every fix for the rules a server `missed`, each once, with the missed rules it
@@ -206,7 +207,8 @@ impl Fixes {
             if rules.is_empty() {
                 continue;
             }
-            for e in self.for_concern(name, s) {
+            let (entries, fallback) = self.for_concern(name, s);
+            for e in entries {
                 match out.iter_mut().find(|f| f.id == e.id) {
                     Some(f) => {
                         for r in &rules {
@@ -218,7 +220,18 @@ impl Fixes {
                             f.title = format!("{}; {}", f.title, lower_first(&concern.title));
                         }
                     }
-                    None => out.push(self.fix_of(e, &concern.title, rules.clone())),
+                    None => {
+                        let mut f = self.fix_of(e, &concern.title, rules.clone());
+                        // Chosen by runtime alone: the lines are that SDK's, the change any
+                        // server of the language makes.
+                        if let (Some(lang), Some(sdk)) = (fallback, &f.sdk) {
+                            f.sdk = Some(format!(
+                                "any {} server; the lines are the {sdk}'s",
+                                lang.name
+                            ));
+                        }
+                        out.push(f)
+                    }
                 }
             }
         }
