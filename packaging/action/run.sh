@@ -130,7 +130,7 @@ for f in "${formats[@]}"; do
   junit) render --format junit >"$out/junit.xml" ;;
   markdown) render --format markdown >"$out/report.md" ;;
   html) render --format html >"$out/report.html" ;;
-  conformance) render --format conformance --out "$out/conformance" >/dev/null ;;
+  conformance) render --format conformance --output "$out/conformance" >/dev/null ;;
   esac
 done
 if [ "${INPUT_SUMMARY:-true}" = true ] && [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
@@ -155,9 +155,9 @@ if [ -n "${INPUT_SARIF:-}" ]; then
   fi
 fi
 if [ -n "${INPUT_BADGES:-}" ]; then
-  "$bin" report badges --from "$report" --out "$INPUT_BADGES"
+  "$bin" report badges --from "$report" --output "$INPUT_BADGES"
   if [ "${INPUT_HOSTS:-false}" = true ]; then
-    "$bin" report badges --from "$report" --out "$INPUT_BADGES" --hosts
+    "$bin" report badges --from "$report" --output "$INPUT_BADGES" --hosts
   fi
   echo "badges-dir=$(cd "$INPUT_BADGES" && pwd)" >>"$GITHUB_OUTPUT"
 fi

@@ -259,8 +259,9 @@ fn report(action: ReportCmd) -> Result<ExitCode, Error> {
             } else if let (render::Format::Sarif, Some(at)) = (format, &at) {
                 println!("{}", render::sarif::render(&r, Some(at)));
             } else if format == render::Format::Conformance {
-                let dir =
-                    out.ok_or_else(|| Error::Usage("--format conformance needs --out DIR".into()))?;
+                let dir = out.ok_or_else(|| {
+                    Error::Usage("--format conformance needs --output DIR".into())
+                })?;
                 // A saved report has no wall clock: its file's time is when it was made.
                 let made = std::fs::metadata(&from).and_then(|m| m.modified());
                 write_conformance(&r, &dir, made.unwrap_or_else(|_| SystemTime::now()))?;

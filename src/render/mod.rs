@@ -57,7 +57,7 @@ pub enum Format {
     /// One self-contained HTML page.
     Html,
     /// The official MCP conformance suite's layout, `server-<server>+<scenario>-<time>/checks.json`
-    /// under a directory (`run --output DIR`, `report render --out DIR`); printed, the list
+    /// under a directory (`run --output DIR`, `report render --output DIR`); printed, the list
     /// of those files and their statuses.
     Conformance,
     /// GitHub Actions workflow commands: an `::error` or `::warning` annotation per server and
