@@ -273,7 +273,7 @@ fn profiles(report: &Report, out: &mut String) {
         return;
     }
     out.push_str(
-        "<details><summary>Where each client's and host's ladder comes from</summary>\n\n",
+        "\n<details><summary>Where each client's and host's ladder comes from</summary>\n\n",
     );
     for (id, p) in &report.profiles {
         let from = match &p.source {
@@ -492,6 +492,35 @@ mod tests {
         assert!(md.contains("findings</summary>"));
         assert!(md.contains("more: see the JSON or HTML report\n"));
         assert!(md.trim_end().ends_with("</details>"));
+    }
+
+    /// Under each host: a narrow table per server, a row per host; every ladder says where
+    /// it comes from (never an empty "observed in").
+    #[test]
+    fn the_host_view_is_a_table_per_server() {
+        use crate::model::Stage;
+        use crate::test_support::{report_of, result};
+        let mut rep = report_of(vec![
+            result("s", "close", Stage::Sigterm, 2004.0),
+            result("s", "close:vscode", Stage::Sigterm, 10003.0),
+            result("s", "close:claude-desktop", Stage::Survived, 5000.0),
+            result("s", "close:claude-code", Stage::Sigterm, 100.0),
+        ]);
+        rep.resummarize();
+        let md = render(&rep);
+        let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| ")).collect();
+        assert!(
+            rows.contains(
+                &"| host | user waits | ended by | killed hard | left running | ladder |"
+            ),
+            "{md}"
+        );
+        for r in rows.iter().filter(|r| r.contains("vscode")) {
+            assert_eq!(r.matches(" | ").count(), 5, "{r}");
+        }
+        assert!(!md.contains("observed in ."), "{md}");
+        assert!(!md.contains("observed in \n"), "{md}");
+        assert!(md.contains("measured here: "), "{md}");
     }
 
     #[test]
