@@ -51,8 +51,9 @@ fn write_outputs(
     changes: Option<&(String, Changes)>,
 ) -> Result<(), Error> {
     // The format a file already holds is not printed too (a page or a JSON report on the
-    // terminal helps nobody); the others are.
-    let to_file = plan.outputs.iter().any(|(_, f)| *f == plan.format);
+    // terminal helps nobody); the others are, and the conformance layout's list of files.
+    let to_file =
+        plan.format != Format::Conformance && plan.outputs.iter().any(|(_, f)| *f == plan.format);
     if plan.pruned && plan.format == Format::Text {
         print!("{}", diff::render_pruned(report));
     } else if !to_file {
@@ -63,7 +64,7 @@ fn write_outputs(
 
 /// Before the run: every `--output`'s folder exists (made if need be), and a file's path is
 /// not a directory, so that nothing is lost after a long run for want of a folder.
-fn prepare_outputs(plan: &RunPlan) -> Result<(), Error> {
+pub fn prepare_outputs(plan: &RunPlan) -> Result<(), Error> {
     let files = plan
         .outputs
         .iter()
