@@ -57,7 +57,7 @@ else
   echo "book-results: only $dir/census.json: writing the census page" >&2
 fi
 if [ -s "$dir/census.json" ]; then
-  "$bin" report site --from "$dir/census.json" --out "$tmp/site" >/dev/null
+  "$bin" report site --from "$dir/census.json" --output "$tmp/site" >/dev/null
   args+=(--leaderboard "$tmp/site/leaderboard.md")
   # The findings paragraph, when a script that writes it from the report is there.
   if [ -f scripts/census_findings.py ]; then

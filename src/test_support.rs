@@ -277,6 +277,7 @@ pub fn report_for(spec: &str, results: Vec<JudgedCase>) -> Report {
     let mut r = report_of(results);
     r.spec = rev(spec);
     r.rules = Catalogue::bundled().infos(RuleId::ALL.iter().copied(), r.spec);
+    crate::rules::fixes::Fixes::bundled().attach(&mut r);
     r
 }
 

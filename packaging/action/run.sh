@@ -130,34 +130,34 @@ for f in "${formats[@]}"; do
   junit) render --format junit >"$out/junit.xml" ;;
   markdown) render --format markdown >"$out/report.md" ;;
   html) render --format html >"$out/report.html" ;;
-  conformance) render --format conformance --out "$out/conformance" >/dev/null ;;
+  conformance) render --format conformance --output "$out/conformance" >/dev/null ;;
   esac
 done
 if [ "${INPUT_SUMMARY:-true}" = true ] && [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
   render --format markdown "${against[@]}" >>"$GITHUB_STEP_SUMMARY"
 fi
+# Annotations and SARIF results point at the line of the workflow step that names the server
+# (its `command:` or `manifests:` input): that is where the check is asked for, in every
+# repository, and the message carries what held the server and the fix. (The line in the
+# server's own code that holds it open is not knowable from outside the process.)
+at=$(workflow_step_line)
 if [ "$INPUT_ANNOTATIONS" = true ]; then
-  # An annotation per server and missed rule, at the line of the workflow step that names the
-  # server (its `command:` or `manifests:` input): that is where the check is asked for, in
-  # every repository, and the message carries what held the server and the fix. (The line in
-  # the server's own code that holds it open is not knowable from outside the process.)
-  at=$(workflow_step_line)
   render --format github ${at:+--at "$at"}
 fi
 if [ -n "${INPUT_SARIF:-}" ]; then
   # Code scanning: upload it with github/codeql-action/upload-sarif (see packaging/README.md).
   sarif=$(realpath -m -- "$INPUT_SARIF")
   mkdir -p "$(dirname "$sarif")"
-  if render --format sarif >"$sarif"; then
+  if render --format sarif ${at:+--at "$at"} >"$sarif"; then
     echo "sarif=$sarif" >>"$GITHUB_OUTPUT"
   else
     echo "::error title=mcp-shutdown::could not write the SARIF report $INPUT_SARIF"
   fi
 fi
 if [ -n "${INPUT_BADGES:-}" ]; then
-  "$bin" report badges --from "$report" --out "$INPUT_BADGES"
+  "$bin" report badges --from "$report" --output "$INPUT_BADGES"
   if [ "${INPUT_HOSTS:-false}" = true ]; then
-    "$bin" report badges --from "$report" --out "$INPUT_BADGES" --hosts
+    "$bin" report badges --from "$report" --output "$INPUT_BADGES" --hosts
   fi
   echo "badges-dir=$(cd "$INPUT_BADGES" && pwd)" >>"$GITHUB_OUTPUT"
 fi

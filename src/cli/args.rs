@@ -154,17 +154,17 @@ pub enum ReportCmd {
     Render {
         #[arg(long, value_name = "REPORT.json")]
         from: PathBuf,
-        /// The format (`conformance` needs --out).
+        /// The format (`conformance` needs --output).
         #[arg(long, default_value = "text", value_enum)]
         format: Format,
         /// Only the endings where servers of the same shape disagree (text).
         #[arg(long)]
         pruned: bool,
         /// The directory `--format conformance` writes its `checks.json` files into.
-        #[arg(long, value_name = "DIR")]
+        #[arg(long = "output", alias = "out", value_name = "DIR")]
         out: Option<PathBuf>,
-        /// With `--format github`: the file (and line) the annotations point at, e.g. the
-        /// workflow step or manifest that names the server.
+        /// With `--format github` or `sarif`: the file (and line) the annotations or
+        /// results point at, e.g. the workflow step or manifest that names the server.
         #[arg(long, value_name = "FILE[:LINE]")]
         at: Option<crate::render::github::Location>,
         /// With `--format text` or `markdown`: what got better or worse since this saved
@@ -189,7 +189,7 @@ pub enum ReportCmd {
     Site {
         #[arg(long, value_name = "REPORT.json")]
         from: PathBuf,
-        #[arg(long, value_name = "DIR")]
+        #[arg(long = "output", alias = "out", value_name = "DIR")]
         out: PathBuf,
         /// Where the site will be published, for the README snippets.
         #[arg(long, value_name = "URL")]
@@ -199,12 +199,20 @@ pub enum ReportCmd {
     Badges {
         #[arg(long, value_name = "REPORT.json")]
         from: PathBuf,
-        #[arg(long, value_name = "DIR")]
+        #[arg(long = "output", alias = "out", value_name = "DIR")]
         out: PathBuf,
         /// Score only the host profiles and terminal endings (files `<server>-hosts.*`).
         #[arg(long)]
         hosts: bool,
     },
+}
+
+/// `--jobs`: at least one case at a time, and no more than a machine could hold.
+fn jobs(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=4096).contains(&n) => Ok(n),
+        _ => Err(format!("`{s}` is not a number of cases from 1 to 4096")),
+    }
 }
 
 /// A kebab-case model enum (`socketpair`, `session`, `shell`) from the command line.
@@ -260,9 +268,10 @@ pub struct RunOpts {
     /// Text output shows only the endings where servers of the same shape disagree.
     #[arg(long)]
     pub pruned: bool,
-    /// Also write the report to this file (format from its extension: .json .xml .md .html
-    /// .txt; with `--format conformance`, a path without one is the layout's directory);
-    /// repeatable.
+    /// Also write the report to this file, in the format of its extension (.json .xml .md
+    /// .html .txt .sarif; none: `--format`'s; with `--format conformance`, a path without
+    /// one is the layout's directory); repeatable. Its folder is made before the run; the
+    /// `--format` written to a file is not printed too.
     #[arg(long = "output", value_name = "FILE|DIR")]
     pub outputs: Vec<PathBuf>,
     /// Only cases whose index modulo M is K (`K/M`, 1-based K): a shard of a large matrix.
@@ -296,8 +305,8 @@ pub struct RunOpts {
     /// Which missed level makes the exit code 1.
     #[arg(long, value_enum, default_value = "should")]
     pub fail_on: FailOn,
-    /// Cases run at once.
-    #[arg(long, default_value_t = 16)]
+    /// Cases run at once (1 to 4096).
+    #[arg(long, default_value_t = 16, value_parser = jobs)]
     pub jobs: usize,
     /// Run every case N times (each a real launch): the report gives each case's stage
     /// distribution and exit-latency percentiles, and marks it flaky when runs disagree.

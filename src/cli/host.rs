@@ -275,6 +275,7 @@ pub fn real_host(
         .map(crate::config::baseline::Baseline::load)
         .transpose()?;
     let against = crate::cli::run::saved_report(&plan)?;
+    crate::cli::run::prepare_outputs(&plan)?;
     let harness = crate::cli::run::harness_of(&plan, baseline.as_ref())?;
     let cache = locate::user_cache();
     let (exe, _) = install::ensure(&cache, host.package, host.bin, &version)?;

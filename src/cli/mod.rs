@@ -248,17 +248,20 @@ fn report(action: ReportCmd) -> Result<ExitCode, Error> {
             diff_against,
         } => {
             let r = load_report(&from)?;
-            if at.is_some() && format != render::Format::Github {
-                return Err(Error::Usage("--at is for --format github".into()));
+            if at.is_some() && !matches!(format, render::Format::Github | render::Format::Sarif) {
+                return Err(Error::Usage("--at is for --format github or sarif".into()));
             }
             if let Some(old) = diff_against {
                 let after = changes_since(&r, &old, format)?;
                 print!("{}{after}", render::render(&r, format));
             } else if format == render::Format::Github {
                 print!("{}", render::github::render(&r, at.as_ref()));
+            } else if let (render::Format::Sarif, Some(at)) = (format, &at) {
+                println!("{}", render::sarif::render(&r, Some(at)));
             } else if format == render::Format::Conformance {
-                let dir =
-                    out.ok_or_else(|| Error::Usage("--format conformance needs --out DIR".into()))?;
+                let dir = out.ok_or_else(|| {
+                    Error::Usage("--format conformance needs --output DIR".into())
+                })?;
                 // A saved report has no wall clock: its file's time is when it was made.
                 let made = std::fs::metadata(&from).and_then(|m| m.modified());
                 write_conformance(&r, &dir, made.unwrap_or_else(|_| SystemTime::now()))?;

@@ -249,22 +249,35 @@ pub fn plan(
     })
 }
 
-/// Each `--output` with its format, from its extension; an output without a known extension
-/// is the conformance layout's directory when the run's format is `conformance` (which
-/// needs one).
+/// Each `--output` with its format, from its extension (none: `--format`'s); an output
+/// without one is the conformance layout's directory when the run's format is
+/// `conformance` (which needs one). An extension no format has is an error before the run.
 fn outputs(opts: &RunOpts) -> Result<Vec<(PathBuf, Format)>, Error> {
     let outputs: Vec<(PathBuf, Format)> = opts
         .outputs
         .iter()
         .map(|p| {
-            let f = match Format::by_extension(p) {
-                Some(f) => f,
-                None if opts.format == Format::Conformance => Format::Conformance,
-                None => Format::Text,
+            let f = match (Format::by_extension(p), p.extension()) {
+                (Some(f), _) => f,
+                (None, None) if opts.format == Format::Github => Format::Text,
+                (None, None) => opts.format,
+                (None, Some(ext)) => {
+                    let known: Vec<String> = Format::ALL
+                        .iter()
+                        .filter(|f| !f.extension().is_empty())
+                        .map(|f| format!(".{}", f.extension()))
+                        .collect();
+                    return Err(Error::Usage(format!(
+                        "--output {}: no format writes .{} files (known: {})",
+                        p.display(),
+                        ext.to_string_lossy(),
+                        known.join(" ")
+                    )));
+                }
             };
-            (p.clone(), f)
+            Ok((p.clone(), f))
         })
-        .collect();
+        .collect::<Result<_, Error>>()?;
     if opts.format == Format::Conformance && !outputs.iter().any(|o| o.1 == Format::Conformance) {
         return Err(Error::Usage(
             "--format conformance needs --output DIR (the directory of checks.json files)".into(),
@@ -429,6 +442,18 @@ mod tests {
         );
         let e = run(&["--format", "conformance", "--output", "r.json"]).unwrap_err();
         assert!(e.to_string().contains("needs --output DIR"), "{e}");
+        // The format of an output without an extension is --format's; one no format has is
+        // refused before anything runs.
+        let p = run(&[
+            "--format", "html", "--output", "report", "--output", "r.sarif",
+        ]);
+        let formats: Vec<Format> = p.unwrap().outputs.iter().map(|o| o.1).collect();
+        assert_eq!(formats, [Format::Html, Format::Sarif]);
+        let e = run(&["--output", "r.pdf"]).unwrap_err().to_string();
+        assert!(
+            e.contains("r.pdf: no format writes .pdf files (known: .txt .json"),
+            "{e}"
+        );
         assert_eq!(
             run(&["--fail-on", "must"]).unwrap().fail_threshold,
             Status::Failure

@@ -50,12 +50,49 @@ fn write_outputs(
     report: &Report,
     changes: Option<&(String, Changes)>,
 ) -> Result<(), Error> {
+    // The format a file already holds is not printed too (a page or a JSON report on the
+    // terminal helps nobody); the others are, and the conformance layout's list of files.
+    let to_file =
+        plan.format != Format::Conformance && plan.outputs.iter().any(|(_, f)| *f == plan.format);
     if plan.pruned && plan.format == Format::Text {
         print!("{}", diff::render_pruned(report));
-    } else {
+    } else if !to_file {
         print!("{}", rendered(report, plan.format, changes));
     }
     write_files(plan, report, changes)
+}
+
+/// Before the run: every `--output`'s folder exists (made if need be), and a file's path is
+/// not a directory, so that nothing is lost after a long run for want of a folder.
+pub fn prepare_outputs(plan: &RunPlan) -> Result<(), Error> {
+    let files = plan
+        .outputs
+        .iter()
+        .filter(|(_, f)| *f != Format::Conformance);
+    let paths = files
+        .map(|(p, _)| p)
+        .chain(plan.write_baseline.iter())
+        .chain(plan.write_expected_failures.iter());
+    for path in paths {
+        if path.is_dir() {
+            return Err(Error::Usage(format!(
+                "--output {}: is a directory; name a file",
+                path.display()
+            )));
+        }
+        let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+        if let Some(dir) = parent {
+            std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
+        }
+    }
+    for (dir, _) in plan
+        .outputs
+        .iter()
+        .filter(|(_, f)| *f == Format::Conformance)
+    {
+        std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
+    }
+    Ok(())
 }
 
 /// The `--output` files and the baselines a plan asks for.
@@ -111,6 +148,7 @@ pub fn execute_with(
     let baseline = plan.baseline.as_deref().map(Baseline::load).transpose()?;
     // Read before the run: a report that cannot be read is a usage error now, not later.
     let against = saved_report(&plan)?;
+    prepare_outputs(&plan)?;
     let harness = harness_of(&plan, baseline.as_ref())?;
     let interrupted = on_interrupt(&harness);
     let started = std::time::Instant::now();
@@ -151,7 +189,12 @@ pub fn conclude(
             .map_or_else(|| "the saved report".into(), |p| p.display().to_string());
         (since, changes::compare(old, report))
     });
-    write_outputs(plan, report, changes.as_ref())?;
+    // A file that cannot be written after all is said, and the verdict still decides the
+    // exit code when it failed (2 never hides a 1).
+    let written = write_outputs(plan, report, changes.as_ref());
+    if let Err(e) = &written {
+        eprintln!("mcp-shutdown: {}", crate::error::chain(e));
+    }
     let failed = match (baseline, &changes) {
         (_, Some((since, changes))) => {
             eprint!("{}", changes.text(since));
@@ -177,7 +220,11 @@ pub fn conclude(
     }
     let bound = !bound.is_empty() && !plan.accept_machine_bound;
     eprintln!("mcp-shutdown: {}", time_summary(report, wall));
-    Ok(ExitCode::from(exit_code(report, failed, bound)))
+    let code = exit_code(report, failed, bound);
+    match written {
+        Err(_) if code == exit_codes::SUCCESS => Ok(ExitCode::from(exit_codes::USAGE_OR_HARNESS)),
+        _ => Ok(ExitCode::from(code)),
+    }
 }
 
 /// One line per machine-bound case: the machine's load, not the server, decided it.

@@ -225,6 +225,7 @@ impl Harness {
             with_sdk: Vec::new(),
         };
         report.resummarize();
+        rules::fixes::Fixes::bundled().attach(&mut report);
         report
     }
 
@@ -457,6 +458,7 @@ pub fn server_info(m: &Manifest) -> ServerInfo {
         sdk_version: m.about.sdk_version.clone(),
         shape: m.about.shape.clone(),
         package: None,
+        fixes: Vec::new(),
     }
 }
 

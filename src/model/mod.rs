@@ -23,9 +23,9 @@ pub use observation::{
 };
 pub use profile::{MeasuredRef, ProfileBasis, ProfileInfo, ProfileKind, SourceRef, Spread};
 pub use report::{
-    Containment, Host, JudgedCase, Latency, Membership, NotTestable, NotTestableReason,
-    PackageInfo, Quote, Repeat, Report, RuleInfo, RunOutcome, ServerInfo, SuiteSource, Summary,
-    Tool, Untested,
+    Containment, Fix, FixCode, Host, JudgedCase, Latency, Membership, NotTestable,
+    NotTestableReason, PackageInfo, Quote, Repeat, Report, RuleInfo, RunOutcome, ServerInfo,
+    SuiteSource, Summary, Tool, Untested,
 };
 pub use scenario::{
     stage_after, Action, Driver, GroupKind, Ladder, Plumbing, PlumbingOverride, Scenario, Stage,

@@ -117,6 +117,42 @@ pub struct ServerInfo {
     /// The published package a census ran (reports of manifests: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package: Option<PackageInfo>,
+    /// What to change for every rule it missed, for its SDK or language where known
+    /// (`conformance/fixes.toml`; reports before they were recorded, and servers that
+    /// missed nothing: none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fixes: Vec<Fix>,
+}
+
+/// One change that makes a server meet the rules it missed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fix {
+    /// Its stable id in `conformance/fixes.toml` (`typescript-v1`, `any-children`).
+    pub id: String,
+    /// What it does, in a few words (`Exit when stdin ends`).
+    pub title: String,
+    /// The SDK it is written for (none: any server of its language, or any server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sdk: Option<String>,
+    /// The language's id, for its page in the book (`docs/book/src/fix/<id>.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    /// The rules this server missed that it answers.
+    pub rules: Vec<RuleId>,
+    pub text: String,
+    /// The lines to write, as a server that passes has them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<FixCode>,
+}
+
+/// A fix's lines, exactly as a bundled server that passes has them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FixCode {
+    /// The code block's language (`js`, `python`, ...).
+    pub fence: String,
+    pub lines: String,
+    /// The file of the repository they are taken from.
+    pub source: String,
 }
 
 /// A registry package as the census launched it.

@@ -440,6 +440,7 @@ mod tests {
                 ServerInfo {
                     shape: Some("timer".into()),
                     package: None,
+                    fixes: Vec::new(),
                     ..Default::default()
                 },
             );

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::present::held_by;
+use super::present::{first_held, fixes_of};
 use crate::model::{Outcome, Owner, Report, RuleId, Status};
 
 /// Where the annotations point: a file of the repository and, if known, a line of it.
@@ -117,14 +117,23 @@ pub fn render(report: &Report, at: Option<&Location>) -> String {
             m.endings.join(", "),
             m.message
         );
-        // What held the server, and the fix, once per server's first held case.
-        let held = report
-            .results
+        // What held the server, and the fixes that answer this rule (the runtime's hint
+        // where the report carries none).
+        let fixes: Vec<_> = fixes_of(report, server)
             .iter()
-            .filter(|r| r.server == *server)
-            .find_map(|r| Some((held_by(r)?, &r.diagnostics.as_ref()?.hint)));
-        if let Some((line, hint)) = held {
-            let _ = write!(message, "\nHeld by: {line}\nFix: {hint}");
+            .filter(|f| f.rules.contains(rule))
+            .collect();
+        if let Some((r, line)) = first_held(report, server) {
+            let _ = write!(message, "\nHeld by: {line}");
+            if let (Some(d), true) = (&r.diagnostics, fixes.is_empty()) {
+                let _ = write!(message, "\nFix: {}", d.hint);
+            }
+        }
+        for f in fixes {
+            let _ = write!(message, "\nFix: {}", f.text);
+            if let Some(code) = &f.code {
+                let _ = write!(message, "\nAs in {}:\n{}", code.source, code.lines);
+            }
         }
         out.push_str(&command(kind, at, &title, &message));
     }

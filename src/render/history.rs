@@ -386,6 +386,7 @@ mod tests {
                     sdk_version: Some(v.to_string()),
                     shape: Some("timer".into()),
                     package: None,
+                    fixes: Vec::new(),
                 },
             );
         }

@@ -198,6 +198,26 @@ pub fn source(info: &ProfileInfo) -> String {
     }
 }
 
+/// Where a profile's ladder comes from, in full: the source read, the measurement, or the
+/// public reports it was observed in.
+pub fn from(info: &ProfileInfo) -> String {
+    match (&info.source, &info.measured) {
+        (Some(s), _) => format!("{} {} at {}", s.repository, s.paths.join(", "), s.reference),
+        (None, Some(m)) => format!(
+            "measured here: {} {}, {} ({} repeats of {})",
+            m.package,
+            m.version,
+            m.date,
+            m.repeats,
+            m.triggers.join(", ")
+        ),
+        (None, None) if !info.observed.is_empty() => {
+            format!("observed in {}", info.observed.join(", "))
+        }
+        (None, None) => source(info),
+    }
+}
+
 /// A user's wait, in the unit a person thinks in.
 pub fn seconds(t: f64) -> String {
     if t < 1000.0 {

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
 
-use super::present::{actual, axes, held_by, leftovers, ms, quote_label};
-use crate::model::{Check, JudgedCase, Report, Status};
+use super::present::{actual, axes, fix_heading, fixes_of, held_by, leftovers, ms, quote_label};
+use crate::model::{Check, Fix, JudgedCase, Report, Status};
 
 /// Renders the report as JUnit XML.
 pub fn render(report: &Report) -> String {
@@ -73,8 +73,13 @@ fn testcase(report: &Report, r: &JudgedCase, c: &Check) -> TestCase {
     let status = match c.status {
         s if s.is_miss() => {
             let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            let fixes = fixes_for(report, r, c);
+            let message = match fixes.first() {
+                Some(f) => format!("{} Fix: {}", c.message, f.text),
+                None => c.message.clone(),
+            };
             st.set_type(c.status.to_string())
-                .set_message(c.message.as_str())
+                .set_message(message)
                 .set_description(failure_body(report, r, c));
             st
         }
@@ -111,11 +116,7 @@ fn ladder_of(report: &Report, r: &JudgedCase) -> Option<String> {
         return None;
     };
     let i = report.profiles.get(p)?;
-    let from = match &i.source {
-        Some(s) => format!("{} {} at {}", s.repository, s.paths.join(", "), s.reference),
-        None => format!("observed in {}", i.observed.join(", ")),
-    };
-    Some(format!("Ladder: {} ({from})", i.client))
+    Some(format!("Ladder: {} ({})", i.client, super::hosts::from(i)))
 }
 
 /// Requirement, Expected, Actual (then why it could not run, what held it, what was left
@@ -164,16 +165,31 @@ fn failure_body(report: &Report, r: &JudgedCase, c: &Check) -> String {
     if let Some(note) = &r.note {
         let _ = writeln!(b, "Note: {note}");
     }
+    let fixes = fixes_for(report, r, c);
     if let Some(held) = held_by(r) {
         let _ = writeln!(b, "Held by: {held}");
-        if let Some(d) = &r.diagnostics {
+        if let (Some(d), true) = (&r.diagnostics, fixes.is_empty()) {
             let _ = writeln!(b, "Hint: {}", d.hint);
         }
     }
     for line in leftovers(r) {
         let _ = writeln!(b, "Leftover: {line}");
     }
+    for f in fixes {
+        let _ = writeln!(b, "Fix: {}\n{}", fix_heading(f), f.text);
+        if let Some(code) = &f.code {
+            let _ = writeln!(b, "As in {}:\n{}", code.source, code.lines);
+        }
+    }
     b
+}
+
+/// The server's fixes that answer this check's rule.
+fn fixes_for<'a>(report: &'a Report, r: &JudgedCase, c: &Check) -> Vec<&'a Fix> {
+    fixes_of(report, &r.server)
+        .iter()
+        .filter(|f| f.rules.contains(&c.id))
+        .collect()
 }
 
 #[cfg(test)]
@@ -270,7 +286,20 @@ mod tests {
             .text()
             .unwrap();
         assert!(body.contains("Leftover: pid 4242 `node timer.js`"));
-        assert!(body.contains("Held by: pid 4242; runtime node; 7 threads (node (x7)); open fds: pipe 3, timerfd 1\nHint: Node stays alive"));
+        assert!(body.contains(
+            "Held by: pid 4242; runtime node; 7 threads (node (x7)); open fds: pipe 3, timerfd 1\n"
+        ));
+        // The fix for the server's SDK (unknown here: its runtime's), with its lines.
+        assert!(body.contains("Fix: Exit when stdin ends"), "{body}");
+        assert!(body.contains("process.stdin.on(\"end\", () => shutdown(\"stdin-end\"));"));
+        let message = orphan
+            .children()
+            .find(|c| c.has_tag_name("failure"))
+            .unwrap();
+        assert!(message
+            .attribute("message")
+            .unwrap()
+            .contains(" Fix: The 1.x"));
     }
 
     /// A rule of practice quotes the spec as context, never as the server's requirement.

@@ -5,7 +5,8 @@ use std::fmt::Write as _;
 
 use super::hosts::{self, is_host_scenario};
 use super::present::{
-    axes, cells, emoji, emoji_of, left_behind, leftovers, ms, outcome, runs_line,
+    axes, cells, emoji, emoji_of, first_held, fix_heading, fixes_of, left_behind, leftovers, ms,
+    outcome, runs_line,
 };
 use crate::model::{JudgedCase, Outcome, Report, RuleId, Status};
 
@@ -102,8 +103,14 @@ pub fn render(report: &Report) -> String {
     host_view(report, &mut out);
     super::history::markdown(report, &mut out);
     super::what_if::markdown(report, &mut out);
-    profiles(report, &mut out);
+    fix_section(report, &mut out);
     findings_section(report, &mut out);
+    // Provenance last, and only where it fits under the comment limit.
+    let mut from = String::new();
+    profiles(report, &mut from);
+    if out.len() + from.len() <= MAX_BYTES {
+        out.push_str(&from);
+    }
     out
 }
 
@@ -166,36 +173,99 @@ fn findings_section(report: &Report, out: &mut String) {
     out.push_str(tail);
 }
 
-/// Server × host: what each host's user waits and what ended the server.
+/// Per server, a row per host: what its user waits, what ended the server, whether it was
+/// killed hard or left running (one narrow table per server, not a column per host).
 fn host_view(report: &Report, out: &mut String) {
     let Some(v) = hosts::view(report) else {
         return;
     };
-    out.push_str("### Under each host\n\n| server | ends gently on |");
-    for c in &v.columns {
-        let _ = write!(out, " {} |", escape(&c.label));
-    }
-    out.push_str("\n| --- | --- |");
-    for _ in &v.columns {
-        out.push_str(" --- |");
-    }
-    out.push('\n');
+    out.push_str("### Under each host\n\n");
     for row in &v.rows {
         let needs = row.needs.as_deref().unwrap_or("–");
-        let _ = write!(out, "| {} | {} |", escape(row.server), escape(needs));
-        for cell in &row.cells {
-            let c = cell.as_ref().map_or_else(
-                || "–".to_string(),
-                |c| format!("{} {}", emoji_of(c.case), escape(&c.short())),
+        let _ = writeln!(
+            out,
+            "**{}** ends gently on {}.\n\n| host | user waits | ended by | killed hard | left running | ladder |\n| --- | --- | --- | --- | --- | --- |",
+            escape(row.server),
+            escape(needs)
+        );
+        for (c, cell) in v.columns.iter().zip(&row.cells) {
+            let Some(cell) = cell else { continue };
+            let wait = match (&cell.case.error, cell.wait_ms) {
+                (None, Some(t)) => hosts::seconds(t),
+                _ => "–".into(),
+            };
+            let by = match &cell.case.error {
+                Some(e) => super::present::error_cell(e.kind),
+                None => cell.ended_by.clone(),
+            };
+            let yes = |b: bool| if b { "yes" } else { "no" };
+            let _ = writeln!(
+                out,
+                "| {} {} | {} | {} | {} | {} | {} |",
+                emoji_of(cell.case),
+                escape(&c.label),
+                escape(&wait),
+                escape(&by),
+                yes(cell.hard),
+                yes(cell.left_running),
+                escape(c.source.as_deref().unwrap_or("terminal ending")),
             );
-            let _ = write!(out, " {c} |");
         }
         out.push('\n');
     }
     out.push_str(
-        "\nCells: how long the host's user waited for the server to go, and what ended it; \
-         *left running*: it outlived the host.\n\n",
+        "*left running*: the server, or something it started, outlived the host. \"Ends \
+         gently on\" is what the spec's own ladder (the `close` case) needed.\n\n",
     );
+}
+
+/// Per server: what held it the first time it outlived a step, and every fix for what it
+/// missed, with the lines to write.
+fn fix_section(report: &Report, out: &mut String) {
+    let servers: Vec<&str> = axes(report)
+        .0
+        .into_iter()
+        .filter(|s| !fixes_of(report, s).is_empty() || first_held(report, s).is_some())
+        .collect();
+    if servers.is_empty() {
+        return;
+    }
+    out.push_str("### Fix\n\n");
+    for server in servers {
+        let fixes = fixes_of(report, server);
+        let _ = writeln!(out, "#### {}\n", escape(server));
+        if let Some((r, line)) = first_held(report, server) {
+            let _ = writeln!(
+                out,
+                "**What held it** ({}, read from /proc): {}\n",
+                escape(&r.scenario.to_string()),
+                escape_message(&line)
+            );
+            if let (Some(d), true) = (&r.diagnostics, fixes.is_empty()) {
+                let _ = writeln!(out, "{}\n", escape_message(&d.hint));
+            }
+        }
+        for f in fixes {
+            let _ = writeln!(
+                out,
+                "**{}**\n\n{}\n",
+                escape(&fix_heading(f)),
+                escape_message(&f.text)
+            );
+            if let Some(code) = &f.code {
+                let fence = if code.lines.contains("```") {
+                    "~~~~"
+                } else {
+                    "```"
+                };
+                let _ = writeln!(
+                    out,
+                    "{fence}{}\n{}\n{fence}\n\nAs in `{}`.\n",
+                    code.fence, code.lines, code.source
+                );
+            }
+        }
+    }
 }
 
 /// Where each profile's ladder comes from.
@@ -204,7 +274,7 @@ fn profiles(report: &Report, out: &mut String) {
         return;
     }
     out.push_str(
-        "<details><summary>Where each client's and host's ladder comes from</summary>\n\n",
+        "\n<details><summary>Where each client's and host's ladder comes from</summary>\n\n",
     );
     for (id, p) in &report.profiles {
         let from = match &p.source {
@@ -218,7 +288,7 @@ fn profiles(report: &Report, out: &mut String) {
                     .join(", "),
                 escape(&s.reference)
             ),
-            None => format!("observed in {}", p.observed.join(", ")),
+            None => escape(&hosts::from(p)),
         };
         let _ = writeln!(
             out,
@@ -423,6 +493,35 @@ mod tests {
         assert!(md.contains("findings</summary>"));
         assert!(md.contains("more: see the JSON or HTML report\n"));
         assert!(md.trim_end().ends_with("</details>"));
+    }
+
+    /// Under each host: a narrow table per server, a row per host; every ladder says where
+    /// it comes from (never an empty "observed in").
+    #[test]
+    fn the_host_view_is_a_table_per_server() {
+        use crate::model::Stage;
+        use crate::test_support::{report_of, result};
+        let mut rep = report_of(vec![
+            result("s", "close", Stage::Sigterm, 2004.0),
+            result("s", "close:vscode", Stage::Sigterm, 10003.0),
+            result("s", "close:claude-desktop", Stage::Survived, 5000.0),
+            result("s", "close:claude-code", Stage::Sigterm, 100.0),
+        ]);
+        rep.resummarize();
+        let md = render(&rep);
+        let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| ")).collect();
+        assert!(
+            rows.contains(
+                &"| host | user waits | ended by | killed hard | left running | ladder |"
+            ),
+            "{md}"
+        );
+        for r in rows.iter().filter(|r| r.contains("vscode")) {
+            assert_eq!(r.matches(" | ").count(), 5, "{r}");
+        }
+        assert!(!md.contains("observed in ."), "{md}");
+        assert!(!md.contains("observed in \n"), "{md}");
+        assert!(md.contains("measured here: "), "{md}");
     }
 
     #[test]

@@ -55,7 +55,9 @@ pub fn merge(parts: Vec<Report>) -> Result<Report, MergeError> {
                 ours: format!("{:?}", merged.budgets),
             });
         }
-        merged.servers.extend(p.servers);
+        for (name, info) in p.servers {
+            join_server(&mut merged.servers, name, info);
+        }
         merged.rules.extend(p.rules);
         merged.profiles.extend(p.profiles);
         merged.results.extend(p.results);
@@ -81,6 +83,31 @@ pub fn merge(parts: Vec<Report>) -> Result<Report, MergeError> {
     merged.not_testable.dedup();
     merged.resummarize();
     Ok(merged)
+}
+
+/// A server two shards both ran keeps the fixes of both: each once, with the rules it answers
+/// in either.
+fn join_server(
+    servers: &mut std::collections::BTreeMap<String, crate::model::ServerInfo>,
+    name: String,
+    info: crate::model::ServerInfo,
+) {
+    let Some(have) = servers.get_mut(&name) else {
+        servers.insert(name, info);
+        return;
+    };
+    for fix in info.fixes {
+        match have.fixes.iter_mut().find(|f| f.id == fix.id) {
+            Some(f) => {
+                for r in fix.rules {
+                    if !f.rules.contains(&r) {
+                        f.rules.push(r);
+                    }
+                }
+            }
+            None => have.fixes.push(fix),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 //! - [`merge`]: joins shards; [`diff`]: what changed between two reports, and the pruned view;
 //! - [`conformance`]: the official MCP conformance suite's `checks.json` layout (a directory);
 //! - [`history`]: SDK versions side by side, and those not testable;
-//! - [`github`]: GitHub Actions annotations; [`changes`]: what got better or worse since a
+//! - [`github`]: GitHub Actions annotations; [`sarif`]: SARIF 2.1.0 for code scanning; [`changes`]: what got better or worse since a
 //!   saved report (`--diff-against`, `check --watch`);
 //! - [`present`]: the wording every format shares.
 
@@ -24,6 +24,7 @@ pub mod junit;
 pub mod markdown;
 pub mod merge;
 pub mod present;
+pub mod sarif;
 pub mod site;
 pub mod text;
 pub mod what_if;
@@ -57,12 +58,15 @@ pub enum Format {
     /// One self-contained HTML page.
     Html,
     /// The official MCP conformance suite's layout, `server-<server>+<scenario>-<time>/checks.json`
-    /// under a directory (`run --output DIR`, `report render --out DIR`); printed, the list
+    /// under a directory (`run --output DIR`, `report render --output DIR`); printed, the list
     /// of those files and their statuses.
     Conformance,
     /// GitHub Actions workflow commands: an `::error` or `::warning` annotation per server and
     /// missed rule, with the fix (`report render --at FILE:LINE` points them at a file).
     Github,
+    /// SARIF 2.1.0 for GitHub code scanning: a result per server and missed rule, with the
+    /// fix (`report render --at FILE:LINE` points them at a file).
+    Sarif,
 }
 
 impl Format {
@@ -85,6 +89,7 @@ impl Format {
             Format::Conformance => "",
             // Workflow commands are printed for the runner, never written to a file.
             Format::Github => "",
+            Format::Sarif => "sarif",
         }
     }
 
@@ -114,6 +119,7 @@ pub fn render(report: &Report, format: Format) -> String {
         Format::Html => html::render(report),
         Format::Conformance => conformance::index(report),
         Format::Github => github::render(report, None),
+        Format::Sarif => sarif::render(report, None),
     };
     if !out.ends_with('\n') {
         out.push('\n');

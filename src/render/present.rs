@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 pub use crate::rules::repeat::distribution;
 
 use crate::model::{
-    group_leftovers, Action, Basis, Decisive, ErrorKind, JudgedCase, Level, MachineBound, Owner,
-    ProcState, Report, Revision, ScenarioId, Status, Target,
+    group_leftovers, Action, Basis, Decisive, ErrorKind, Fix, JudgedCase, Level, MachineBound,
+    Owner, ProcState, Report, Revision, ScenarioId, Status, Target,
 };
 
 /// What every format shows instead of a machine-bound case's verdict (and the census site
@@ -261,6 +261,44 @@ pub fn actual(r: &JudgedCase) -> String {
         parts.push(m);
     }
     parts.join(", ")
+}
+
+/// The fixes a report carries for a server (none for a server that missed nothing, and in
+/// reports from before they were recorded).
+pub fn fixes_of<'a>(report: &'a Report, server: &str) -> &'a [Fix] {
+    report
+        .servers
+        .get(server)
+        .map_or(&[][..], |i| i.fixes.as_slice())
+}
+
+/// The servers with fixes, in the report's order of servers.
+pub fn servers_with_fixes(report: &Report) -> Vec<(&str, &[Fix])> {
+    axes(report)
+        .0
+        .into_iter()
+        .map(|s| (s, fixes_of(report, s)))
+        .filter(|(_, f)| !f.is_empty())
+        .collect()
+}
+
+/// A fix's heading: what it does, for which SDK, and the rules it answers.
+pub fn fix_heading(f: &Fix) -> String {
+    let rules: Vec<&str> = f.rules.iter().map(|r| r.as_str()).collect();
+    match &f.sdk {
+        Some(sdk) => format!("{} · {sdk} · for {}", f.title, rules.join(", ")),
+        None => format!("{} · for {}", f.title, rules.join(", ")),
+    }
+}
+
+/// What held the server the first time it outlived a step: the case, the one-line reading
+/// of `/proc`, and the runtime's hint.
+pub fn first_held<'a>(report: &'a Report, server: &str) -> Option<(&'a JudgedCase, String)> {
+    report
+        .results
+        .iter()
+        .filter(|r| r.server == server)
+        .find_map(|r| Some((r, held_by(r)?)))
 }
 
 /// What held a server that should have exited, in one line (from its `/proc` diagnostics).

@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::hosts::{self, is_host_scenario};
-use super::present::{axes, cells, held_by, leftovers, mark_of, outcome, runs_line};
+use super::present::{
+    axes, cells, first_held, fix_heading, fixes_of, leftovers, mark_of, outcome, runs_line,
+};
 use crate::model::{Outcome, Owner, ProfileKind, Report, ScenarioId};
 
 /// Renders the report as the terminal matrix.
@@ -231,21 +233,26 @@ fn host_line(c: &hosts::Column, cell: &hosts::Cell) -> [String; 7] {
     ]
 }
 
-/// What held each server the first time it outlived a step, and the likely fix.
+/// Per server: what held it the first time it outlived a step, then every fix for what it
+/// missed (the runtime's hint where the report carries no fixes).
 fn held(report: &Report, out: &mut String) {
-    let mut explained: Vec<&str> = Vec::new();
-    for r in &report.results {
-        let (Some(d), Some(line)) = (&r.diagnostics, held_by(r)) else {
-            continue;
-        };
-        if explained.contains(&r.server.as_str()) {
-            continue;
+    for server in axes(report).0 {
+        let fixes = fixes_of(report, server);
+        if let Some((r, line)) = first_held(report, server) {
+            let _ = writeln!(out, "HELD BY  {server}: {line}");
+            if let (Some(d), true) = (&r.diagnostics, fixes.is_empty()) {
+                let _ = writeln!(out, "         hint: {}", d.hint);
+            }
         }
-        explained.push(&r.server);
-        let _ = writeln!(
-            out,
-            "HELD BY  {}: {line}\n         hint: {}",
-            r.server, d.hint
-        );
+        for f in fixes {
+            let _ = writeln!(out, "FIX      {server}: {}", fix_heading(f));
+            let _ = writeln!(out, "         {}", f.text);
+            if let Some(code) = &f.code {
+                let _ = writeln!(out, "         as in {}:", code.source);
+                for l in code.lines.lines() {
+                    let _ = writeln!(out, "         | {l}");
+                }
+            }
+        }
     }
 }

@@ -8,6 +8,9 @@ pub mod catalogue;
 #[cfg(test)]
 mod codegen;
 pub mod explain;
+#[cfg(test)]
+mod fix_book;
+pub mod fixes;
 pub mod judge;
 mod judges;
 #[cfg(test)]

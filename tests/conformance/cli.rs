@@ -391,3 +391,62 @@ fn check_hosts_prints_the_host_view_for_any_command() {
         assert!(text.contains(basis), "{basis}: {text}");
     }
 }
+
+/// Outputs are checked before anything runs: an extension no format has, and `--jobs 0`,
+/// are usage errors and no server is launched.
+#[test]
+fn bad_outputs_and_jobs_are_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = dir.path().join("launched");
+    let server = format!("touch '{}'; exec sleep 30", mark.display());
+    cli()
+        .args(["check", "--output"])
+        .arg(dir.path().join("r.pdf"))
+        .args(["--", "sh", "-c", &server])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no format writes .pdf files"));
+    cli()
+        .args(["check", "--jobs", "0", "--", "sh", "-c", &server])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("from 1 to 4096"));
+    assert!(!mark.exists(), "a server was launched");
+}
+
+/// A page written to a file (into a folder made for it) is not printed too, and the exit code
+/// is the verdict's.
+#[test]
+fn an_output_file_goes_to_its_new_folder_not_to_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("new/folder/r.html");
+    let out = cli()
+        .args([
+            "run",
+            "--manifest",
+            "conformance/hostile/hostile-sigterm-only.toml",
+        ])
+        .args([
+            "--scenario",
+            "close",
+            "--no-baseline",
+            "--format",
+            "html",
+            "--output",
+        ])
+        .arg(&page)
+        .arg("--output")
+        .arg(dir.path().join("r.sarif"))
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<h2>How to fix</h2>"), "no fix in the page");
+    assert!(dir.path().join("r.sarif").exists());
+}

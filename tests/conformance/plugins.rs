@@ -174,7 +174,8 @@ fn pytest_plugin_passes_a_fixed_server_and_fails_a_thread_server_with_the_report
 /// A failure shows the report: the rule missed, and what held the server with its fix.
 fn assert_carries_the_report(text: &str) {
     assert!(text.contains("stdio-exit-on-eof"), "{text}");
-    assert!(text.contains("hint"), "what held it and the fix: {text}");
+    assert!(text.contains("HELD BY"), "what held it: {text}");
+    assert!(text.contains("FIX "), "the fix: {text}");
 }
 
 #[test]

@@ -24,8 +24,8 @@ const CHROMIUM: &str = "/usr/bin/chromium";
 /// Every browser call is bounded: `timeout` sends SIGTERM after this, SIGKILL 5 s later.
 const BROWSER_SECONDS: &str = "60";
 
-/// The run's files: `r.json` (its stdout), `r.html`, `r.xml`, `r.md`, `r.txt` (its
-/// `--output`s). Run once for the whole module.
+/// The run's files: `r.json` (its stdout), `r.html`, `r.xml`, `r.md`, `r.txt`, `r.sarif`
+/// (its `--output`s). Run once for the whole module.
 fn run_dir() -> &'static Path {
     static DIR: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
     let (_, p) = DIR.get_or_init(|| {
@@ -53,7 +53,7 @@ fn run_dir() -> &'static Path {
         ] {
             args.push(a.into());
         }
-        for ext in ["html", "xml", "md", "txt"] {
+        for ext in ["html", "xml", "md", "txt", "sarif"] {
             args.push("--output".into());
             args.push(p.join(format!("r.{ext}")).into());
         }
@@ -129,6 +129,7 @@ fn every_format_renders_again_byte_for_byte() {
         ("junit", "r.xml"),
         ("markdown", "r.md"),
         ("html", "r.html"),
+        ("sarif", "r.sarif"),
     ] {
         let written = fs::read(dir.join(file)).unwrap();
         let out = Command::new(BIN)
@@ -159,6 +160,34 @@ fn every_format_renders_again_byte_for_byte() {
         "re-rendered reports differ from the run's:\n{}",
         differ.join("\n")
     );
+}
+
+/// The SARIF log validates against the SARIF 2.1.0 schema (tests/data/README.md), and its
+/// results carry each missed rule's fix.
+#[test]
+fn sarif_validates_against_the_schema() {
+    let schema =
+        fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sarif-schema-2.1.0.json"))
+            .unwrap();
+    let schema: Value = serde_json::from_slice(&schema).unwrap();
+    let validator = jsonschema::draft4::new(&schema).expect("the SARIF schema compiles");
+    let log: Value = serde_json::from_slice(&fs::read(run_dir().join("r.sarif")).unwrap()).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&log)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert!(!validator.is_valid(&serde_json::json!({ "version": "2.0", "runs": [] })));
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    let term = results
+        .iter()
+        .find(|r| {
+            r["ruleId"] == "stdio-exit-on-eof"
+                && r["properties"]["server"] == "hostile-sigterm-only"
+        })
+        .unwrap_or_else(|| panic!("hostile-sigterm-only misses stdio-exit-on-eof: {results:#?}"));
+    let text = term["message"]["text"].as_str().unwrap();
+    assert!(text.contains("\nFix: "), "{text}");
 }
 
 /// Runs a command to completion, bounded by `timeout`, and says what failed.
@@ -250,7 +279,10 @@ for r, c in checks:
     got = by_key[key].result
     assert [type(x) for x in got] == kinds[c["status"]], f"{key}: {c['status']} became {got}"
     for x in got:
-        assert x.message == c["message"], f"{key}: message {x.message!r} != {c['message']!r}"
+        # The check's message, then (for a miss) the server's first fix for its rule.
+        fixes = [f["text"] for f in report["servers"].get(r["server"], {}).get("fixes", []) if c["id"] in f["rules"]]
+        want = c["message"] + (f" Fix: {fixes[0]}" if fixes and type(x) is Failure else "")
+        assert x.message == want, f"{key}: message {x.message!r} != {want!r}"
 failures = sum(1 for _, c in checks if c["status"] in ("WARNING", "FAILURE"))
 assert xml.failures == failures, f"failures={xml.failures}, expected {failures}"
 assert xml.skipped == sum(1 for _, c in checks if c["status"] == "SKIPPED")
@@ -260,9 +292,9 @@ c = next(c for c in r["checks"] if c["id"] == "stdio-exit-on-eof")
 case = by_key[("hostile-sigterm-only", "close stdio-exit-on-eof")]
 [f] = case.result
 print("failure:", f.type, repr(f.message))
-assert f.message == c["message"], f"message {f.message!r} != {c['message']!r}"
+assert f.message.startswith(c["message"] + " Fix: "), f"message {f.message!r} != {c['message']!r} + its fix"
 assert f.type == c["status"], f.type
-for part in ("Requirement (SHOULD, spec ", "Expected: ", "Actual: stage sigterm, exited "):
+for part in ("Requirement (SHOULD, spec ", "Expected: ", "Actual: stage sigterm, exited ", "\nFix: Exit when stdin ends"):
     assert part in f.text, f"{part!r} not in {f.text!r}"
 assert abs(case.time - r["exit_ms"] / 1000) < 0.001, (case.time, r["exit_ms"])
 print("ok")

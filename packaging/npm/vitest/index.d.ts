@@ -17,6 +17,17 @@ export interface CheckOptions {
   bin?: string;
 }
 
+/** A change that makes a server meet the rules it missed (the JSON report's `servers.<name>.fixes`). */
+export interface Fix {
+  id: string;
+  title: string;
+  sdk?: string;
+  language?: string;
+  rules: string[];
+  text: string;
+  code?: { fence: string; lines: string; source: string };
+}
+
 export declare class CheckResult {
   readonly command: string[];
   readonly argv: string[];
@@ -30,6 +41,8 @@ export declare class CheckResult {
   readonly conforms: boolean;
   readonly missed: Missed[];
   readonly hints: string[];
+  /** Every fix for what a server missed, its SDK's lines where known. */
+  readonly fixes: Fix[];
   checksOf(rule: string): any[];
   ruleHeld(rule: string): boolean;
   explain(): string;

@@ -111,6 +111,12 @@ class CheckResult {
     return [...new Set(hints)];
   }
 
+  /** Every fix the report gives for what a server missed, its SDK's lines where known:
+   * { id, title, sdk, rules, text, code: { fence, lines, source } }. */
+  get fixes() {
+    return Object.values(this.report?.servers ?? {}).flatMap((s) => s.fixes ?? []);
+  }
+
   /** The checks of `rule`, over every case that judged it. */
   checksOf(rule) {
     return (this.report?.results ?? []).flatMap((r) => (r.checks ?? []).filter((c) => c.id === rule));

@@ -83,6 +83,13 @@ class Result:
                 seen.append(hint)
         return seen
 
+    @property
+    def fixes(self) -> List[dict]:
+        """Every fix the report gives for what a server missed, its SDK's lines where known:
+        dicts with `title`, `sdk`, `rules`, `text` and `code` (`lines`, `source`)."""
+        servers = (self.report or {}).get("servers") or {}
+        return [f for s in servers.values() for f in s.get("fixes", [])]
+
     def rule_held(self, rule: str) -> bool:
         """The rule was judged in some case and never missed."""
         judged = [

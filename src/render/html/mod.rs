@@ -15,8 +15,8 @@ mod timeline;
 mod view;
 
 use view::{
-    case_class, case_view, history_views, host_view, is_flaky, profile_views, CaseView, Cell,
-    HistoryView, HostRow, ProfileView, Row,
+    case_class, case_view, fix_views, history_views, host_view, is_flaky, profile_views, CaseView,
+    Cell, FixView, HistoryView, HostRow, ProfileView, Row,
 };
 
 use super::history;
@@ -40,6 +40,7 @@ struct Page<'a> {
     host_columns: Vec<(String, String)>,
     host_rows: Vec<HostRow>,
     profiles: Vec<ProfileView>,
+    fixes: Vec<FixView>,
     histories: Vec<HistoryView>,
     /// (line, versions, reason) of the `--sdk` versions that yield no server.
     untested: Vec<(String, String, String)>,
@@ -102,6 +103,7 @@ pub fn render_with(report: &Report, header: String) -> String {
         host_columns,
         host_rows,
         profiles: profile_views(report),
+        fixes: fix_views(report),
         histories: history_views(report),
         untested: history::untested_groups(&report.not_testable)
             .into_iter()

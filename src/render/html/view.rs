@@ -166,16 +166,15 @@ pub(super) fn profile_views(report: &Report) -> Vec<ProfileView> {
         .map(|(id, p)| ProfileView {
             id: id.to_string(),
             client: visible(&p.client),
-            from: match &p.source {
-                Some(s) => visible(&format!(
-                    "{}: {} at {}",
-                    s.repository,
-                    s.paths.join(", "),
-                    s.reference
-                )),
-                None => "observed in public reports".into(),
+            // Reports it was observed in are links; a source read or a measurement, words.
+            from: match (&p.source, &p.measured, p.observed.is_empty()) {
+                (None, None, false) => "observed in public reports:".into(),
+                _ => visible(&hosts::from(p)),
             },
-            links: p.observed.iter().map(|u| visible(u)).collect(),
+            links: match (&p.source, &p.measured) {
+                (None, None) => p.observed.iter().map(|u| visible(u)).collect(),
+                _ => Vec::new(),
+            },
             cap_note: p.cap_note.as_deref().map(visible),
         })
         .collect()
@@ -209,9 +208,11 @@ pub(super) fn case_view(report: &Report, index: usize, r: &JudgedCase) -> CaseVi
         }),
         timeline: timeline(r, report.budgets_of(r)),
         note: r.note.as_deref().map(visible),
-        held: held_by(r)
-            .zip(r.diagnostics.as_ref())
-            .map(|(h, d)| (visible(&h), visible(&d.hint))),
+        held: held_by(r).zip(r.diagnostics.as_ref()).map(|(h, d)| {
+            let fixed = !crate::render::present::fixes_of(report, &r.server).is_empty();
+            let hint = if fixed { "See its fix above." } else { &d.hint };
+            (visible(&h), visible(hint))
+        }),
         checks: r.checks.iter().map(|c| check_view(report, c)).collect(),
         leftovers: group_leftovers(&r.leftovers)
             .iter()
@@ -295,4 +296,42 @@ pub(super) fn stdout_line(r: &JudgedCase) -> String {
         ));
     }
     line
+}
+
+/// One server's fixes, with what held it.
+pub(super) struct FixView {
+    pub server: String,
+    /// What held it the first time it outlived a step (the ending, the reading).
+    pub held: Option<(String, String)>,
+    pub fixes: Vec<FixItem>,
+}
+
+pub(super) struct FixItem {
+    pub heading: String,
+    pub text: String,
+    /// (lines, the file they are from)
+    pub code: Option<(String, String)>,
+}
+
+pub(super) fn fix_views(report: &Report) -> Vec<FixView> {
+    use crate::render::present::{first_held, fix_heading, servers_with_fixes};
+    servers_with_fixes(report)
+        .into_iter()
+        .map(|(server, fixes)| FixView {
+            server: visible(server),
+            held: first_held(report, server)
+                .map(|(r, line)| (r.scenario.to_string(), visible(&line))),
+            fixes: fixes
+                .iter()
+                .map(|f| FixItem {
+                    heading: visible(&fix_heading(f)),
+                    text: visible(&f.text),
+                    code: f
+                        .code
+                        .as_ref()
+                        .map(|c| (visible(&c.lines), visible(&c.source))),
+                })
+                .collect(),
+        })
+        .collect()
 }

@@ -22,6 +22,7 @@ def test_thread_server_is_told_what_it_missed(mcp_shutdown):
     assert not result.conforms
     assert {m.rule for m in result.missed} >= {"stdio-exit-on-eof"}
     assert result.hints, "what held it, and the fix"
+    assert any("os._exit" in f["text"] for f in result.fixes), result.fixes
 
 
 def test_thread_server_conforms(mcp_shutdown):

@@ -22,6 +22,7 @@ test('the timer server is told what it missed', async () => {
   expect(result.missed.map((m) => m.rule)).toContain('stdio-exit-on-eof');
   expect(result).toHoldRule('stdio-stdout-only-mcp');
   expect(result.hints.length).toBeGreaterThan(0);
+  expect(result.fixes.some((f) => f.code?.lines.includes("process.stdin.on(\"end\""))).toBe(true);
 });
 
 test('the timer server conforms', async () => {
