@@ -227,7 +227,8 @@ pub struct RunOpts {
     #[arg(long = "scenario", value_name = "ID")]
     pub scenarios: Vec<String>,
     /// Add every host profile (`close:<host>`: VS Code, Codex, Zed, Goose, Claude, ...) and
-    /// the terminal endings, for the server-by-host view.
+    /// the terminal endings to the scenarios (the default endings stay), for the
+    /// server-by-host view.
     #[arg(long)]
     pub hosts: bool,
     /// Connect every server's stdin and stdout this way instead of each ending's or
