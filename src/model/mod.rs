@@ -26,8 +26,8 @@ pub use report::{
     Tool, Untested,
 };
 pub use scenario::{
-    stage_after, Action, Driver, GroupKind, Ladder, Plumbing, PlumbingOverride, Scenario, Stage,
-    StdioKind, Step, Target, UntilIdle, Via, SLICE_MS,
+    hosts_doing, stage_after, Action, Driver, GroupKind, HostsDoing, Ladder, Plumbing,
+    PlumbingOverride, Scenario, Stage, StdioKind, Step, Target, UntilIdle, Via, SLICE_MS,
 };
 pub use signal::{ExitStatus, SignalName};
 pub use verdict::{Basis, Check, Level, Outcome, Owner, SpecReference, Status};

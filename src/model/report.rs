@@ -321,6 +321,23 @@ impl JudgedCase {
         self.machine_bound.is_some() && self.owner().is_none_or(Owner::is_scored)
     }
 
+    /// Whose doing the server's end is in this case when its client's ladder left it no say
+    /// (from the planned ladder; reports before it was recorded: the steps taken).
+    pub fn hosts_doing(&self) -> Option<super::scenario::HostsDoing> {
+        match &self.ladder {
+            Some(l) => super::scenario::hosts_doing(&l.steps),
+            None if self.steps.is_empty() => None,
+            None => {
+                let taken: Vec<super::scenario::Step> = self
+                    .steps
+                    .iter()
+                    .map(|s| super::scenario::Step::new(s.action, 0))
+                    .collect();
+                super::scenario::hosts_doing(&taken)
+            }
+        }
+    }
+
     /// Whose it is that this case has no verdict (a not-testable mark first, then its error),
     /// or `None` when it ran and was judged.
     pub fn owner(&self) -> Option<Owner> {

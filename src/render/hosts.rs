@@ -4,7 +4,8 @@
 //! server's `close` case. Pure, from the report only; text, Markdown and HTML render it.
 
 use crate::model::{
-    Ending, JudgedCase, ProfileBasis, ProfileInfo, ProfileKind, Report, ScenarioId, Stage,
+    Ending, HostsDoing, JudgedCase, ProfileBasis, ProfileInfo, ProfileKind, Report, ScenarioId,
+    Stage,
 };
 
 use super::present::{cells, ms};
@@ -30,6 +31,9 @@ pub struct Cell<'a> {
     pub hard: bool,
     /// The server, or something it started, outlived the host.
     pub left_running: bool,
+    /// Set when the host's ladder left the server no say: what ended it (or did not) is the
+    /// host's doing, not the server's conduct.
+    pub hosts_doing: Option<HostsDoing>,
 }
 
 impl Cell<'_> {
@@ -145,7 +149,11 @@ pub fn view(report: &Report) -> Option<HostView<'_>> {
 
 fn cell(r: &JudgedCase) -> Cell<'_> {
     let survived = r.stage == Some(Stage::Survived);
+    let hosts_doing = r.hosts_doing();
     let ended_by = match r.stage {
+        Some(Stage::Survived) if hosts_doing == Some(HostsDoing::LeftRunning) => {
+            "host left it running"
+        }
         Some(Stage::Eof) => "stdin EOF",
         Some(Stage::Sigint) => "SIGINT",
         Some(Stage::Sigterm) => "SIGTERM",
@@ -158,8 +166,13 @@ fn cell(r: &JudgedCase) -> Cell<'_> {
         case: r,
         wait_ms: if survived { None } else { r.exit_ms },
         ended_by: ended_by.into(),
-        hard: matches!(r.stage, Some(Stage::Sigkill | Stage::Survived)),
+        // A host that sends nothing kills nothing: the harness ended what it left running.
+        hard: match hosts_doing {
+            Some(HostsDoing::LeftRunning) => false,
+            _ => matches!(r.stage, Some(Stage::Sigkill | Stage::Survived)),
+        },
         left_running: survived || r.leftover_count() > 0,
+        hosts_doing,
     }
 }
 
@@ -243,6 +256,27 @@ mod tests {
         assert!(c[1].hard && !c[1].left_running);
         assert!(c[2].left_running && c[2].wait_ms.is_none());
         assert_eq!(c[3].short(), "3 ms, SIGHUP");
+    }
+
+    /// A host that never ends the session left the server running; one that kills first
+    /// killed it hard: neither is the server's conduct, and no fix is offered for either.
+    #[test]
+    fn what_the_host_did_is_the_hosts_doing() {
+        let report = report_of(vec![
+            result("s", "close", Stage::Eof, 3.0),
+            result("s", "close:codex", Stage::Survived, 5000.0),
+            result("s", "close:zed", Stage::Sigkill, 1.0),
+        ]);
+        let v = view(&report).expect("host cases");
+        let c: Vec<&Cell> = v.rows[0].cells.iter().flatten().collect();
+        assert_eq!(c[0].hosts_doing, Some(HostsDoing::LeftRunning));
+        assert_eq!(c[0].short(), "host left it running");
+        assert!(!c[0].hard && c[0].left_running);
+        assert_eq!(c[1].hosts_doing, Some(HostsDoing::KilledHard));
+        assert!(c[1].hard);
+        let mut held = report.results[1].clone();
+        held.observation.diagnostics = Some(Default::default());
+        assert_eq!(crate::render::present::held_by(&held), None);
     }
 
     #[test]

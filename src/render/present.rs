@@ -264,7 +264,12 @@ pub fn actual(r: &JudgedCase) -> String {
 }
 
 /// What held a server that should have exited, in one line (from its `/proc` diagnostics).
+/// None where its client left it no say (it never ended the session, or killed it first):
+/// what held it then is no fault of the server, and no fix is offered for it.
 pub fn held_by(r: &JudgedCase) -> Option<String> {
+    if r.hosts_doing().is_some() {
+        return None;
+    }
     let d = r.diagnostics.as_ref()?;
     let mut parts = vec![format!("pid {}", d.pid)];
     if let Some(state) = d

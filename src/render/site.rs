@@ -159,7 +159,8 @@ fn stem(server: &str) -> String {
 
 /// A host cell's colour: a gentle stop, a hard one, or something left running.
 fn host_class(c: &HostCell) -> &'static str {
-    if judged(c.case).is_none() || c.case.error.is_some() {
+    // A cell that is the host's doing says nothing of the server: not coloured as its verdict.
+    if judged(c.case).is_none() || c.case.error.is_some() || c.hosts_doing.is_some() {
         "skip"
     } else if c.left_running {
         "fail"

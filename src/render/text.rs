@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::hosts::{self, is_host_scenario};
 use super::present::{axes, cells, held_by, leftovers, mark_of, outcome, runs_line};
-use crate::model::{Outcome, Owner, ProfileKind, Report, ScenarioId};
+use crate::model::{HostsDoing, Outcome, Owner, ProfileKind, Report, ScenarioId};
 
 /// Renders the report as the terminal matrix.
 pub fn render(report: &Report) -> String {
@@ -216,18 +216,33 @@ fn host_line(c: &hosts::Column, cell: &hosts::Cell) -> [String; 7] {
     };
     let left = match (cell.left_running, cell.case.leftover_count()) {
         (false, _) => "no".to_string(),
+        (true, _) if cell.hosts_doing == Some(HostsDoing::LeftRunning) => "by the host".into(),
         (true, 0) => "yes".to_string(),
         (true, n) => format!("yes ({n} left)"),
+    };
+    let hard = match (cell.hard, cell.hosts_doing) {
+        (true, Some(HostsDoing::KilledHard)) => "by the host",
+        (true, _) => "yes",
+        (false, _) => "no",
     };
     [
         c.label.clone(),
         wait,
         by,
-        if cell.hard { "yes" } else { "no" }.to_string(),
+        hard.to_string(),
         left,
-        mark_of(cell.case).to_string(),
+        host_verdict(cell).to_string(),
         c.source.clone().unwrap_or_else(|| "terminal ending".into()),
     ]
+}
+
+/// A host line's verdict: a missed rule's mark, else "host's doing" where the host's ladder
+/// left the server no say (never "ok" beside a server the host killed hard or left running).
+fn host_verdict(cell: &hosts::Cell) -> &'static str {
+    match (mark_of(cell.case), cell.hosts_doing) {
+        ("ok" | "SKIP", Some(_)) => "host's doing",
+        (m, _) => m,
+    }
 }
 
 /// What held each server the first time it outlived a step, and the likely fix.

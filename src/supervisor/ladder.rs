@@ -155,12 +155,16 @@ impl Ladder {
             return self.finish(None);
         }
         let mut out = Vec::new();
-        // A step done together with the next (a zero wait) gave the server no time to go.
-        if self.i > 0 && !self.diagnosed && self.steps[self.i - 1].wait_ms > 0 {
+        // A step done together with the next (a zero wait) gave the server no time to go, and
+        // one that did not reach it (nothing, its children signalled) gave it no reason to.
+        let due = (self.i > 0 && !self.diagnosed)
+            .then(|| self.steps[self.i - 1])
+            .filter(|s| s.wait_ms > 0 && s.action.reaches_server());
+        if let Some(last) = due {
             // It should have exited by now: record what holds it before escalating.
             self.diagnosed = true;
             out.push(Command::Diagnose {
-                after: signal_of(self.steps[self.i - 1].action),
+                after: signal_of(last.action),
             });
         }
         self.phase = Phase::Before;
@@ -475,6 +479,19 @@ mod tests {
         assert_eq!(e.exit_ms, Some(12.0));
         assert_eq!(e.steps.len(), 1);
         assert_eq!(seen.iter().filter(|c| **c == Command::FreeCpu).count(), 1);
+        assert!(!seen.iter().any(|c| matches!(c, Command::Diagnose { .. })));
+    }
+
+    /// A wait after a step that did not reach the server (a host doing nothing first) is
+    /// no time it should have exited in: nothing is diagnosed then.
+    #[test]
+    fn a_step_that_reaches_nothing_is_not_diagnosed() {
+        let steps = vec![
+            Step::new(Action::Nothing, 100),
+            Step::new(Action::CloseStdin, 2000),
+        ];
+        let (seen, e) = simulate(steps, Some(150), 0, 0);
+        assert_eq!(e.stage, Stage::Eof);
         assert!(!seen.iter().any(|c| matches!(c, Command::Diagnose { .. })));
     }
 
