@@ -78,6 +78,10 @@ pub enum Cmd {
         /// directory; repeatable.
         #[arg(long = "watch-path", value_name = "PATH", requires = "watch")]
         watch_paths: Vec<PathBuf>,
+        /// Call the server NAME in the report, badges and baselines (`[a-z0-9._-]+`).
+        /// Default: the name it gives in the handshake (`serverInfo.name`), else its command's.
+        #[arg(long, value_name = "NAME", value_parser = server_name)]
+        name: Option<String>,
         /// The server command and its arguments.
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<String>,
@@ -205,6 +209,17 @@ pub enum ReportCmd {
         #[arg(long)]
         hosts: bool,
     },
+}
+
+/// `--name`: a server name as manifests spell them.
+fn server_name(s: &str) -> Result<String, String> {
+    if crate::config::manifest::valid_name(s) {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "`{s}`: a server name is lowercase letters, digits, '.', '_' and '-'"
+        ))
+    }
 }
 
 /// A kebab-case model enum (`socketpair`, `session`, `shell`) from the command line.

@@ -38,6 +38,9 @@ pub struct RunPlan {
     pub fail_threshold: Status,
     /// `--sdk` versions that yield no server: reported, never run, not scored.
     pub not_testable: Vec<Untested>,
+    /// `check` without `--name`: each server is called, after the run, by the name it gave
+    /// in its handshake (its command's name says `node` or `uv`, not which server it is).
+    pub name_by_handshake: bool,
 }
 
 /// `--expected-failures FILE`: the official YAML form, so a `.yaml` or `.yml` file.
@@ -236,6 +239,7 @@ pub fn plan(
             FailOn::Must => Status::Failure,
         },
         not_testable: Vec::new(),
+        name_by_handshake: false,
     })
 }
 

@@ -2,6 +2,7 @@
 //! vocabulary of endings, what a case observed, verdicts, and the report.
 
 pub mod budgets;
+pub mod identity;
 pub mod ids;
 pub mod observation;
 pub mod official;
@@ -12,6 +13,7 @@ pub mod signal;
 pub mod verdict;
 
 pub use budgets::Budgets;
+pub use identity::{ProcView, ServerProcess};
 pub use ids::{BudgetName, Ending, ProfileId, Revision, RuleId, Runtime, ScenarioId, UnknownId};
 pub use observation::{
     group_leftovers, CaseError, CaseTiming, Decisive, Diagnostics, ErrorKind, HandshakeInfo,
