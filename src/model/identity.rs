@@ -57,8 +57,12 @@ pub fn launcher(p: &ProcView) -> Option<String> {
         "uv" | "uvx" if matches!(arg(1), "run" | "tool") => Some(words(2)),
         "uv" | "uvx" => Some(exe.into()),
         _ if matches!(Runtime::of_exe(&p.exe), Some(Runtime::Node)) => {
-            // npm retitles itself (`npm exec my-server`); else its script names it.
+            // npm retitles itself (`npm exec my-server`: what `npx` runs); else its script
+            // names it.
             let title = base(arg(0));
+            if title.starts_with("npm exec") {
+                return Some("npm exec".into());
+            }
             let script = base(arg(1));
             ["npx", "npm", "pnpm", "yarn", "npx-cli.js", "npm-cli.js"]
                 .iter()
@@ -132,7 +136,7 @@ mod tests {
         );
         assert_eq!(
             l(p(1, "/usr/bin/node", &["npm exec my-server"])).as_deref(),
-            Some("npm")
+            Some("npm exec")
         );
         assert_eq!(
             l(p(1, "/usr/bin/node", &["node", "/usr/bin/npx", "-y", "s"])).as_deref(),
@@ -180,7 +184,7 @@ mod tests {
         let npx = p(1, "/usr/bin/node", &["npm exec s"]);
         let (server, launchers) = behind_launchers(&npx, &tree).unwrap();
         assert_eq!(server.pid, 3);
-        assert_eq!(launchers, ["npm", "sh -c"]);
+        assert_eq!(launchers, ["npm exec", "sh -c"]);
         let direct = p(9, "/usr/bin/node", &["node", "s.js"]);
         let (server, launchers) = behind_launchers(&direct, &tree).unwrap();
         assert_eq!((server.pid, launchers.len()), (9, 0));
