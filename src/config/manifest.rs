@@ -432,9 +432,13 @@ pub fn adhoc(command: &str, args: &[String], cwd: &Path) -> Manifest {
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
+    // Behind a launcher (`npx -y pkg`), what it starts names the server better than it.
+    let name = crate::model::identity::launched_name(command, args)
+        .and_then(|n| as_name(&n))
+        .or_else(|| as_name(&base));
     Manifest {
         path: None,
-        name: as_name(&base).unwrap_or_else(|| "server".into()),
+        name: name.unwrap_or_else(|| "server".into()),
         description: format!("ad-hoc: {command} {}", args.join(" ")),
         launch: Launch {
             command: resolve_command(command, cwd),

@@ -107,6 +107,25 @@ pub fn behind_launchers(
     None
 }
 
+/// What a launcher command starts, as named on its command line (`npx -y @s/pkg@1.2` →
+/// `pkg`, `uvx pkg==1.0`, `uv run my-server`, `pipx run pkg`): a server's name before it
+/// gave its own, or when it never answers. `None` for a command that is no such launcher.
+pub fn launched_name(command: &str, args: &[String]) -> Option<String> {
+    let verbs: &[&str] = match base(command) {
+        "npx" | "bunx" | "uvx" => &[],
+        "uv" | "pipx" | "pnpm" | "npm" => &["run", "tool", "exec", "dlx"],
+        _ => return None,
+    };
+    let first = args
+        .iter()
+        .skip_while(|a| verbs.contains(&a.as_str()))
+        .find(|a| !a.starts_with('-'))?;
+    // `@scope/pkg@1.2`, `pkg==1.0`, `pkg[extra]`: the package's own name.
+    let bare = first.strip_prefix('@').unwrap_or(first);
+    let bare = bare.split(['@', '=', '[', '<', '>']).next()?;
+    Some(base(bare).to_string()).filter(|n| !n.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,6 +188,24 @@ mod tests {
             None
         );
         assert_eq!(l(p(1, "/usr/bin/bash", &["bash", "script.sh"])), None);
+    }
+
+    #[test]
+    fn a_launcher_command_names_what_it_starts() {
+        let n = |c: &str, a: &[&str]| {
+            launched_name(c, &a.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        };
+        assert_eq!(
+            n("npx", &["-y", "@scope/pkg@1.2.0"]).as_deref(),
+            Some("pkg")
+        );
+        assert_eq!(
+            n("uvx", &["mcp-server-time==2026.1"]).as_deref(),
+            Some("mcp-server-time")
+        );
+        assert_eq!(n("uv", &["run", "my-server"]).as_deref(), Some("my-server"));
+        assert_eq!(n("/x/pipx", &["run", "pkg[cli]"]).as_deref(), Some("pkg"));
+        assert_eq!(n("node", &["build/index.js"]), None);
     }
 
     #[test]

@@ -154,6 +154,7 @@ fn cell(r: &JudgedCase) -> Cell<'_> {
         Some(Stage::Survived) if hosts_doing == Some(HostsDoing::LeftRunning) => {
             "host left it running"
         }
+        Some(_) if r.left_by_launcher() => "its launcher left it",
         Some(Stage::Eof) => "stdin EOF",
         Some(Stage::Sigint) => "SIGINT",
         Some(Stage::Sigterm) => "SIGTERM",
@@ -164,7 +165,12 @@ fn cell(r: &JudgedCase) -> Cell<'_> {
     };
     Cell {
         case: r,
-        wait_ms: if survived { None } else { r.exit_ms },
+        // A server its launcher left behind never went: the user's wait did not end.
+        wait_ms: if survived || r.left_by_launcher() {
+            None
+        } else {
+            r.exit_ms
+        },
         ended_by: ended_by.into(),
         // A host that sends nothing kills nothing: the harness ended what it left running.
         hard: match hosts_doing {
@@ -182,6 +188,9 @@ fn needs(close: &JudgedCase) -> Option<String> {
         return None;
     }
     let t = close.exit_ms.map(seconds).unwrap_or_default();
+    if close.left_by_launcher() {
+        return Some("nothing a host sends: its launcher exits and leaves it running".into());
+    }
     Some(match close.stage? {
         Stage::Eof => format!("closing stdin ({t})"),
         Stage::Sigterm | Stage::Sigint | Stage::Sighup => {
@@ -277,6 +286,37 @@ mod tests {
         let mut held = report.results[1].clone();
         held.observation.diagnostics = Some(Default::default());
         assert_eq!(crate::render::present::held_by(&held), None);
+    }
+
+    /// A launcher that exits on the host's signal and leaves the server running: the cell and
+    /// the matrix say so, and no wait is counted as the user's.
+    #[test]
+    fn a_server_its_launcher_left_is_not_said_to_have_gone() {
+        let mut r = result("s", "close:gemini-cli", Stage::Sigterm, 3.0);
+        r.observation.server_process = Some(crate::model::ServerProcess {
+            pid: 42,
+            cmdline: "node s.js".into(),
+            launchers: vec!["sh -c".into()],
+            ..Default::default()
+        });
+        r.observation.leftovers = vec![crate::model::Leftover {
+            pid: 42,
+            cmdline: "node s.js".into(),
+            started_by: Some(41),
+            started_by_cmdline: Some("sh -c node s.js".into()),
+        }];
+        let report = report_of(vec![r]);
+        let v = view(&report).expect("host cases");
+        let c = v.rows[0].cells[0].as_ref().unwrap();
+        assert_eq!(c.ended_by, "its launcher left it");
+        assert!(c.wait_ms.is_none() && c.left_running);
+        let text = crate::render::present::outcome(&report.results[0]);
+        assert_eq!(text, "left by its launcher");
+        let lines = crate::render::present::leftovers(&report.results[0]);
+        assert!(
+            lines[0].contains("the server itself, its launcher left it"),
+            "{lines:?}"
+        );
     }
 
     #[test]

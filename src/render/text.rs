@@ -36,6 +36,7 @@ pub fn render(report: &Report) -> String {
     }
     host_view(report, &mut out);
     findings(report, &mut out);
+    found(report, &mut out);
     held(report, &mut out);
     super::history::text(report, &mut out);
     for (id, p) in report
@@ -242,6 +243,26 @@ fn host_verdict(cell: &hosts::Cell) -> &'static str {
     match (mark_of(cell.case), cell.hosts_doing) {
         ("ok" | "SKIP", Some(_)) => "host's doing",
         (m, _) => m,
+    }
+}
+
+/// What the run found of each server its manifest did not say: its SDK where its packages
+/// are installed, and the launchers it was started through.
+fn found(report: &Report, out: &mut String) {
+    for (name, info) in &report.servers {
+        let mut parts = Vec::new();
+        if let (Some(sdk), Some(v), Some(from)) = (&info.sdk, &info.sdk_version, &info.sdk_from) {
+            parts.push(format!("SDK {sdk} {v} (read from {})", from.display()));
+        }
+        if !info.launchers.is_empty() {
+            parts.push(format!(
+                "started through {}",
+                info.launchers.join(", then ")
+            ));
+        }
+        if !parts.is_empty() {
+            let _ = writeln!(out, "SERVER   {name}: {}", parts.join("; "));
+        }
     }
 }
 
