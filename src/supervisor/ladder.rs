@@ -218,7 +218,10 @@ impl Ladder {
                 }
             }
             None => {
-                if !self.diagnosed {
+                // A ladder that never reached the server (a host that never ends the session)
+                // gave it nothing to exit on: what holds it then explains nothing.
+                let reached = self.steps.iter().any(|s| s.action.reaches_server());
+                if !self.diagnosed && reached {
                     self.diagnosed = true;
                     out.push(Command::Diagnose { after: None });
                 }
@@ -492,6 +495,10 @@ mod tests {
         ];
         let (seen, e) = simulate(steps, Some(150), 0, 0);
         assert_eq!(e.stage, Stage::Eof);
+        assert!(!seen.iter().any(|c| matches!(c, Command::Diagnose { .. })));
+        // Nor is a survivor of a host that never ends the session.
+        let (seen, e) = simulate(vec![Step::new(Action::Nothing, 100)], None, 0, 0);
+        assert_eq!(e.stage, Stage::Survived);
         assert!(!seen.iter().any(|c| matches!(c, Command::Diagnose { .. })));
     }
 

@@ -377,7 +377,14 @@ fn check_hosts_prints_the_host_view_for_any_command() {
         text.contains("HOSTS    hostile-baseline: ends gently on closing stdin"),
         "{text}"
     );
-    for ending in ["exit", "crash", "stdin-null", "sigterm", "sigint", "inflight"] {
+    for ending in [
+        "exit",
+        "crash",
+        "stdin-null",
+        "sigterm",
+        "sigint",
+        "inflight",
+    ] {
         assert!(text.contains(ending), "{ending}: {text}");
     }
     // A server that exits on EOF is told no EOF fix, whatever hosts never end its session.
