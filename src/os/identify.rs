@@ -201,7 +201,7 @@ mod tests {
     /// This test process is no launcher: it is its own server.
     #[test]
     fn a_process_without_launcher_is_itself() {
-        let me = crate::os::signals::own_pid();
+        let me = crate::os::procfs::own_pid();
         let v = view(me).expect("this process");
         assert!(v.exe.contains('/'));
         if let Some(p) = server_process(me) {
