@@ -5,7 +5,7 @@
 
 use crate::model::{
     Ending, HostsDoing, JudgedCase, ProfileBasis, ProfileInfo, ProfileKind, Report, ScenarioId,
-    Stage,
+    Stage, Status,
 };
 
 use super::present::{cells, ms};
@@ -37,6 +37,13 @@ pub struct Cell<'a> {
 }
 
 impl Cell<'_> {
+    /// The case's verdict as a host cell shows it: `None` where it could not be judged, or
+    /// where the host left the server no say and it missed no rule (then it is the host's
+    /// doing, never "ok" beside a server left running or killed hard).
+    pub fn verdict(&self) -> Option<Status> {
+        super::present::judged(self.case).filter(|s| self.hosts_doing.is_none() || s.is_miss())
+    }
+
     /// The cell in a few words: "10 s, SIGTERM", "left running", "2 s, SIGKILL · 1 left".
     pub fn short(&self) -> String {
         if let Some(n) = &self.case.not_testable {

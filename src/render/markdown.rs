@@ -185,7 +185,14 @@ fn host_view(report: &Report, out: &mut String) {
         for cell in &row.cells {
             let c = cell.as_ref().map_or_else(
                 || "–".to_string(),
-                |c| format!("{} {}", emoji_of(c.case), escape(&c.short())),
+                // The host's doing (no say left to the server) is no verdict of it.
+                |c| {
+                    let mark = match (c.verdict(), c.hosts_doing) {
+                        (None, Some(_)) => "➖",
+                        _ => emoji_of(c.case),
+                    };
+                    format!("{mark} {}", escape(&c.short()))
+                },
             );
             let _ = write!(out, " {c} |");
         }

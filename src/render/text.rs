@@ -240,9 +240,10 @@ fn host_line(c: &hosts::Column, cell: &hosts::Cell) -> [String; 7] {
 /// A host line's verdict: a missed rule's mark, else "host's doing" where the host's ladder
 /// left the server no say (never "ok" beside a server the host killed hard or left running).
 fn host_verdict(cell: &hosts::Cell) -> &'static str {
-    match (mark_of(cell.case), cell.hosts_doing) {
-        ("ok" | "SKIP", Some(_)) => "host's doing",
-        (m, _) => m,
+    match (cell.verdict(), cell.hosts_doing) {
+        (Some(s), _) => super::present::mark(s),
+        (None, Some(_)) => "host's doing",
+        (None, None) => "SKIP",
     }
 }
 
