@@ -78,6 +78,10 @@ pub enum Cmd {
         /// directory; repeatable.
         #[arg(long = "watch-path", value_name = "PATH", requires = "watch")]
         watch_paths: Vec<PathBuf>,
+        /// Call the server NAME in the report, badges and baselines (`[a-z0-9._-]+`).
+        /// Default: the name it gives in the handshake (`serverInfo.name`), else its command's.
+        #[arg(long, value_name = "NAME", value_parser = server_name)]
+        name: Option<String>,
         /// The server command and its arguments.
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<String>,
@@ -215,6 +219,17 @@ fn jobs(s: &str) -> Result<usize, String> {
     }
 }
 
+/// `--name`: a server name as manifests spell them.
+fn server_name(s: &str) -> Result<String, String> {
+    if crate::config::manifest::valid_name(s) {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "`{s}`: a server name is lowercase letters, digits, '.', '_' and '-'"
+        ))
+    }
+}
+
 /// A kebab-case model enum (`socketpair`, `session`, `shell`) from the command line.
 fn kebab<T: serde::de::DeserializeOwned>(s: &str) -> Result<T, String> {
     serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(|e| e.to_string())
@@ -235,7 +250,8 @@ pub struct RunOpts {
     #[arg(long = "scenario", value_name = "ID")]
     pub scenarios: Vec<String>,
     /// Add every host profile (`close:<host>`: VS Code, Codex, Zed, Goose, Claude, ...) and
-    /// the terminal endings, for the server-by-host view.
+    /// the terminal endings to the scenarios (the default endings stay), for the
+    /// server-by-host view.
     #[arg(long)]
     pub hosts: bool,
     /// Connect every server's stdin and stdout this way instead of each ending's or

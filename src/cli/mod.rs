@@ -131,7 +131,7 @@ pub fn run() -> Result<ExitCode, Error> {
             let suite = (bundled || !sdks.is_empty())
                 .then(locate::suite)
                 .transpose()?;
-            execute(&opts, &chosen, default_baseline, sdk.untested, suite)
+            execute(&opts, &chosen, default_baseline, sdk.untested, suite, false)
         }
         Cmd::Census(args) => census::run(args),
         Cmd::Check {
@@ -146,25 +146,40 @@ pub fn run() -> Result<ExitCode, Error> {
             command,
             watch: true,
             watch_paths,
+            name,
             ..
         } => {
-            let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-            let server = manifest::adhoc(&command[0], &command[1..], &cwd);
-            let plan = plan::plan(
+            let mut plan = plan::plan(
                 &opts,
-                &[server],
+                &[adhoc(&command, name.as_deref())],
                 None,
                 &Catalogue::bundled(),
                 &Profiles::bundled(),
             )?;
+            plan.name_by_handshake = name.is_none();
             watch::watch(plan, watch_paths)
         }
-        Cmd::Check { opts, command, .. } => {
-            let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-            let server = manifest::adhoc(&command[0], &command[1..], &cwd);
-            execute(&opts, &[server], None, Vec::new(), None)
+        Cmd::Check {
+            opts,
+            command,
+            name,
+            ..
+        } => {
+            let server = adhoc(&command, name.as_deref());
+            execute(&opts, &[server], None, Vec::new(), None, name.is_none())
         }
     }
+}
+
+/// `check`'s server: its command, called `name` (else after its command until the run names
+/// it by its handshake).
+fn adhoc(command: &[String], name: Option<&str>) -> Manifest {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let mut server = manifest::adhoc(&command[0], &command[1..], &cwd);
+    if let Some(n) = name {
+        server.name = n.to_string();
+    }
+    server
 }
 
 fn execute(
@@ -173,6 +188,7 @@ fn execute(
     default_baseline: Option<PathBuf>,
     not_testable: Vec<Untested>,
     suite: Option<&locate::Suite>,
+    name_by_handshake: bool,
 ) -> Result<ExitCode, Error> {
     let mut plan = plan::plan(
         opts,
@@ -182,6 +198,7 @@ fn execute(
         &Profiles::bundled(),
     )?;
     plan.not_testable = not_testable;
+    plan.name_by_handshake = name_by_handshake;
     let (source, path) = match suite {
         Some(s) => (Some(s.source), Some(s.absolute())),
         None => (None, None),

@@ -38,6 +38,9 @@ pub struct RunPlan {
     pub fail_threshold: Status,
     /// `--sdk` versions that yield no server: reported, never run, not scored.
     pub not_testable: Vec<Untested>,
+    /// `check` without `--name`: each server is called, after the run, by the name it gave
+    /// in its handshake (its command's name says `node` or `uv`, not which server it is).
+    pub name_by_handshake: bool,
 }
 
 /// `--expected-failures FILE`: the official YAML form, so a `.yaml` or `.yml` file.
@@ -76,16 +79,10 @@ pub fn scenarios(given: &[String], profiles: &Profiles) -> Result<Vec<ScenarioId
         .collect()
 }
 
-/// `--hosts`: the close ending, the terminal endings and every host profile, after what
-/// was asked for (only these when nothing was).
-pub fn with_hosts(
-    mut chosen: Vec<ScenarioId>,
-    asked: bool,
-    profiles: &Profiles,
-) -> Vec<ScenarioId> {
-    if !asked {
-        chosen.clear();
-    }
+/// `--hosts`: the close ending, the terminal endings and every host profile, added after
+/// what was asked for (the default endings when nothing was): it adds, never replaces, so
+/// the verdicts and the badge of the default endings stay those of a run without it.
+pub fn with_hosts(mut chosen: Vec<ScenarioId>, profiles: &Profiles) -> Vec<ScenarioId> {
     let terminal = std::iter::once(Ending::Close)
         .chain(Ending::ALL.iter().copied().filter(|e| e.in_terminal()))
         .map(ScenarioId::Ending);
@@ -168,10 +165,6 @@ pub fn shard<T>(items: Vec<T>, (k, m): (usize, usize)) -> Vec<T> {
 pub fn census_opts(opts: &RunOpts) -> RunOpts {
     let mut o = opts.clone();
     if o.scenarios.is_empty() && o.cases.is_empty() {
-        o.scenarios = scenarios::default_ids()
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
         o.hosts = true;
     }
     o.partition = None;
@@ -192,7 +185,7 @@ pub fn plan(
     };
     let mut chosen = scenarios(&opts.scenarios, profiles)?;
     if opts.hosts {
-        chosen = with_hosts(chosen, !opts.scenarios.is_empty(), profiles);
+        chosen = with_hosts(chosen, profiles);
     }
     let mut cases = if opts.cases.is_empty() {
         servers
@@ -246,6 +239,7 @@ pub fn plan(
             FailOn::Must => Status::Failure,
         },
         not_testable: Vec::new(),
+        name_by_handshake: false,
     })
 }
 
@@ -348,13 +342,18 @@ mod tests {
     }
 
     #[test]
-    fn hosts_are_the_close_ending_the_terminal_endings_and_every_host() {
+    fn hosts_add_every_host_to_the_default_endings() {
         let p = run(&["--hosts"]).unwrap();
         let ids: Vec<String> = p.cases.iter().map(|c| c.scenario.to_string()).collect();
         let hosts = Profiles::bundled().hosts().count();
-        assert_eq!(ids.len(), 2 * (3 + hosts));
+        let defaults = crate::model::Ending::DEFAULTS.len();
+        assert_eq!(ids.len(), 2 * (defaults + hosts), "{ids:?}");
         for want in [
             "close",
+            "exit",
+            "crash",
+            "stdin-null",
+            "inflight",
             "sighup",
             "ctrl-c",
             "close:vscode",

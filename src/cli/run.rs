@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::plan::RunPlan;
 use crate::config::baseline::Baseline;
+use crate::config::manifest::as_name;
 use crate::error::Error;
 use crate::exit_codes;
 use crate::harness::Harness;
@@ -153,6 +154,9 @@ pub fn execute_with(
     let interrupted = on_interrupt(&harness);
     let started = std::time::Instant::now();
     let mut report = harness.run(&plan.cases);
+    if plan.name_by_handshake {
+        name_by_handshake(&mut report);
+    }
     let wall = started.elapsed();
     report.not_testable = plan.not_testable.clone();
     crate::harness::release_cgroups();
@@ -162,6 +166,19 @@ pub fn execute_with(
     }
     finish(&mut report)?;
     conclude(&plan, baseline.as_ref(), against.as_ref(), &report, wall)
+}
+
+/// Calls each server by the name it gave in its handshake (`serverInfo.name`), where it gave
+/// one that makes a server name.
+pub fn name_by_handshake(report: &mut Report) {
+    let names: Vec<(String, String)> = report
+        .servers
+        .iter()
+        .filter_map(|(k, i)| Some((k.clone(), as_name(i.server_name.as_deref()?)?)))
+        .collect();
+    for (from, to) in names {
+        report.rename_server(&from, &to);
+    }
 }
 
 /// The report `--diff-against` names, read and checked.

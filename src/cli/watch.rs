@@ -102,7 +102,10 @@ pub fn watch(plan: RunPlan, paths: Vec<PathBuf>) -> Result<ExitCode, Error> {
         if let Some(p) = &changed {
             eprintln!("mcp-shutdown: {} changed: running again", p.display());
         }
-        let report = harness.run(&plan.cases);
+        let mut report = harness.run(&plan.cases);
+        if plan.name_by_handshake {
+            super::run::name_by_handshake(&mut report);
+        }
         if drained(&rx, &mut watcher).is_err() {
             break exit_codes::INTERRUPTED;
         }

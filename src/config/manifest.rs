@@ -178,6 +178,27 @@ fn err_at(
     }
 }
 
+/// A server name (`[a-z0-9._-]+`) made of any text (a command, a handshake's `serverInfo`
+/// name): lowercased, every other character a `-`; `None` when nothing is left.
+pub fn as_name(text: &str) -> Option<String> {
+    let name: String = text
+        .trim()
+        .to_lowercase()
+        .chars()
+        .map(|c| {
+            if valid_name(&c.to_string()) || c == '-' || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let name = name
+        .trim_matches(|c: char| !c.is_ascii_alphanumeric())
+        .to_string();
+    valid_name(&name).then_some(name)
+}
+
 pub fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name.chars().all(|c| {
@@ -409,25 +430,15 @@ pub fn load_all(paths: &[PathBuf]) -> Result<Vec<Manifest>, ManifestError> {
 pub fn adhoc(command: &str, args: &[String], cwd: &Path) -> Manifest {
     let base = Path::new(command)
         .file_name()
-        .map(|s| s.to_string_lossy().to_lowercase())
+        .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let name: String = base
-        .chars()
-        .map(|c| {
-            if valid_name(&c.to_string()) || c == '-' || c == '.' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
+    // Behind a launcher (`npx -y pkg`), what it starts names the server better than it.
+    let name = crate::model::identity::launched_name(command, args)
+        .and_then(|n| as_name(&n))
+        .or_else(|| as_name(&base));
     Manifest {
         path: None,
-        name: if valid_name(&name) {
-            name
-        } else {
-            "server".into()
-        },
+        name: name.unwrap_or_else(|| "server".into()),
         description: format!("ad-hoc: {command} {}", args.join(" ")),
         launch: Launch {
             command: resolve_command(command, cwd),

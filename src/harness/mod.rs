@@ -2,6 +2,7 @@
 //! supervisor processes and judges them.
 
 pub(crate) mod embedded;
+pub mod identify;
 pub mod locate;
 mod progress;
 pub mod scheduler;

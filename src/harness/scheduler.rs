@@ -185,11 +185,12 @@ impl Harness {
 
     /// Runs every case and returns the judged report, results in input order.
     pub fn run(&self, cases: &[Case]) -> Report {
-        let results = self.run_cases(cases);
-        let servers = cases
+        let mut results = self.run_cases(cases);
+        let mut servers = cases
             .iter()
             .map(|c| (c.manifest.name.clone(), server_info(&c.manifest)))
             .collect();
+        super::identify::enrich(&super::identify::suite_kits(), &mut servers, &mut results);
         self.report(servers, cases.iter().map(|c| &c.scenario), results)
     }
 
@@ -457,8 +458,7 @@ pub fn server_info(m: &Manifest) -> ServerInfo {
         sdk: m.about.sdk.clone(),
         sdk_version: m.about.sdk_version.clone(),
         shape: m.about.shape.clone(),
-        package: None,
-        fixes: Vec::new(),
+        ..ServerInfo::default()
     }
 }
 

@@ -31,6 +31,7 @@ use std::path::PathBuf;
 
 mod arg;
 mod date;
+mod detect;
 pub mod git;
 mod install;
 mod registry;
@@ -39,6 +40,7 @@ mod template;
 pub mod version;
 
 pub use arg::{parse_sdk_arg, ArgError, SdkRequest, Target, VersionSel};
+pub use detect::{detect, Detected};
 pub use install::{
     build, instantiate, prepare, Built, Incomplete, Instance, LocalError, NotTestable, Prepared,
     Source, StepFailure,

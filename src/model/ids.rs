@@ -126,6 +126,20 @@ impl Runtime {
     pub fn as_str(self) -> &'static str {
         self.into()
     }
+
+    /// Recognises the runtime from an executable's path (`/usr/bin/node`, `python3.11`).
+    pub fn of_exe(exe: &str) -> Option<Runtime> {
+        let name = exe.rsplit('/').next().unwrap_or(exe);
+        if name.starts_with("node") || name == "bun" || name == "deno" {
+            Some(Runtime::Node)
+        } else if name.starts_with("python") {
+            Some(Runtime::Python)
+        } else if name == "java" {
+            Some(Runtime::Jvm)
+        } else {
+            None
+        }
+    }
 }
 
 /// The name of a client or host profile: `[a-z0-9-]+`. Profiles are data

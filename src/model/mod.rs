@@ -3,6 +3,7 @@
 
 pub mod budgets;
 pub mod case_error;
+pub mod identity;
 pub mod ids;
 pub mod observation;
 pub mod official;
@@ -15,6 +16,7 @@ pub mod what_if;
 
 pub use budgets::Budgets;
 pub use case_error::{CaseError, ErrorKind};
+pub use identity::{ProcView, ServerProcess};
 pub use ids::{BudgetName, Ending, ProfileId, Revision, RuleId, Runtime, ScenarioId, UnknownId};
 pub use observation::{
     group_leftovers, CaseTiming, Decisive, Diagnostics, HandshakeInfo, HandshakeMode, HostSignal,
@@ -28,8 +30,8 @@ pub use report::{
     SuiteSource, Summary, Tool, Untested,
 };
 pub use scenario::{
-    stage_after, Action, Driver, GroupKind, Ladder, Plumbing, PlumbingOverride, Scenario, Stage,
-    StdioKind, Step, Target, UntilIdle, Via, SLICE_MS,
+    hosts_doing, stage_after, Action, Driver, GroupKind, HostsDoing, Ladder, Plumbing,
+    PlumbingOverride, Scenario, Stage, StdioKind, Step, Target, UntilIdle, Via, SLICE_MS,
 };
 pub use signal::{ExitStatus, SignalName};
 pub use verdict::{Basis, Check, Level, Outcome, Owner, SpecReference, Status};

@@ -401,9 +401,15 @@ pub struct Observation {
     /// Leftovers beyond [`MAX_LEFTOVERS`], counted but not listed.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub leftovers_omitted: u64,
-    /// What held the server when it should have exited (read from `/proc` before escalating).
+    /// What held the server when it should have exited (read from `/proc` before escalating):
+    /// the process behind its launchers (`server_process`) where one was found.
     #[serde(default)]
     pub diagnostics: Option<Diagnostics>,
+    /// The process that speaks MCP, found behind the command's launchers (`npx`, `uv run`,
+    /// `sh -c`) after the handshake, or when it should have exited (reports before it was
+    /// recorded: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_process: Option<super::identity::ServerProcess>,
     /// In `inflight`: whether the request left in flight was answered before stdout closed.
     #[serde(default)]
     pub inflight_answered: Option<bool>,
@@ -522,6 +528,7 @@ impl Observation {
             leftovers: Vec::new(),
             leftovers_omitted: 0,
             diagnostics: None,
+            server_process: None,
             inflight_answered: None,
             inflight_outcome: None,
             runqueue_ms: None,
@@ -544,6 +551,14 @@ impl Observation {
             error: Some(CaseError { kind, message }),
             ..Self::empty(server, scenario)
         }
+    }
+
+    /// The server's launcher ended and left the server itself running: the process behind
+    /// the launcher is among what was left behind.
+    pub fn left_by_launcher(&self) -> bool {
+        self.server_process.as_ref().is_some_and(|p| {
+            !p.launchers.is_empty() && self.leftovers.iter().any(|l| l.pid == p.pid)
+        })
     }
 
     /// Every process left behind, listed or not.

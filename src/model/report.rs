@@ -114,6 +114,19 @@ pub struct ServerInfo {
     pub sdk: Option<String>,
     pub sdk_version: Option<String>,
     pub shape: Option<String>,
+    /// Where `sdk` and `sdk_version` were read from when the manifest did not say them: the
+    /// SDK's metadata where the server's packages are installed (`package.json`,
+    /// `METADATA`); none when the manifest said them or nothing could be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sdk_from: Option<std::path::PathBuf>,
+    /// The name and version the server gave in the handshake (`serverInfo`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_version: Option<String>,
+    /// The launchers its command starts it through, outermost first (`uv run`, `sh -c`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub launchers: Vec<String>,
     /// The published package a census ran (reports of manifests: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package: Option<PackageInfo>,
@@ -358,6 +371,23 @@ impl JudgedCase {
         self.machine_bound.is_some() && self.owner().is_none_or(Owner::is_scored)
     }
 
+    /// Whose doing the server's end is in this case when its client's ladder left it no say
+    /// (from the planned ladder; reports before it was recorded: the steps taken).
+    pub fn hosts_doing(&self) -> Option<super::scenario::HostsDoing> {
+        match &self.ladder {
+            Some(l) => super::scenario::hosts_doing(&l.steps),
+            None if self.steps.is_empty() => None,
+            None => {
+                let taken: Vec<super::scenario::Step> = self
+                    .steps
+                    .iter()
+                    .map(|s| super::scenario::Step::new(s.action, 0))
+                    .collect();
+                super::scenario::hosts_doing(&taken)
+            }
+        }
+    }
+
     /// Whose it is that this case has no verdict (a not-testable mark first, then its error),
     /// or `None` when it ran and was judged.
     pub fn owner(&self) -> Option<Owner> {
@@ -447,6 +477,20 @@ impl Report {
 
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("reports serialize")
+    }
+
+    /// Calls a server by another name everywhere in the report (a name found after the run:
+    /// the one the server gave in its handshake). Nothing changes when `to` is taken.
+    pub fn rename_server(&mut self, from: &str, to: &str) {
+        if from == to || self.servers.contains_key(to) {
+            return;
+        }
+        if let Some(info) = self.servers.remove(from) {
+            self.servers.insert(to.to_string(), info);
+        }
+        for r in self.results.iter_mut().filter(|r| r.server == from) {
+            r.observation.server = to.to_string();
+        }
     }
 
     /// Recomputes the summary from the results.

@@ -56,6 +56,19 @@ pub enum Action {
 }
 
 impl Action {
+    /// Does this action reach the server itself? Doing nothing does not, nor does a signal
+    /// to its children alone.
+    pub fn reaches_server(self) -> bool {
+        !matches!(
+            self,
+            Action::Nothing
+                | Action::Signal {
+                    to: Target::Children,
+                    ..
+                }
+        )
+    }
+
     /// Does this action put the server's stdin at end-of-file?
     pub fn closes_stdin(self) -> bool {
         matches!(
@@ -242,6 +255,30 @@ pub fn stage_after(action: &Action) -> Stage {
     }
 }
 
+/// Whose doing a server's end is when its client's ladder leaves it nothing to answer: then
+/// what the user lives through says nothing of the server's own conduct.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostsDoing {
+    /// No step reaches the server (stdin stays open, no signal comes): the host left it
+    /// running, whatever the server does.
+    LeftRunning,
+    /// The first step that reaches the server is SIGKILL: it is killed hard, whatever it does.
+    KilledHard,
+}
+
+/// Whose doing the end of a server under `steps` is, when the server has no say in it.
+pub fn hosts_doing(steps: &[Step]) -> Option<HostsDoing> {
+    let first = steps.iter().map(|s| s.action).find(|a| a.reaches_server());
+    match first {
+        None => Some(HostsDoing::LeftRunning),
+        Some(Action::Signal {
+            signal: SignalName::Kill,
+            ..
+        }) => Some(HostsDoing::KilledHard),
+        Some(_) => None,
+    }
+}
+
 /// The planned stop ladder of a case, as the report carries it (so that a report renders
 /// its timeline from what was planned then, not from today's profiles).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -328,6 +365,11 @@ impl Scenario {
                 }
             )
         })
+    }
+
+    /// Whose doing the server's end is under this ladder, when it has no say in it.
+    pub fn hosts_doing(&self) -> Option<HostsDoing> {
+        hosts_doing(&self.steps)
     }
 
     /// The ending whose rules judge this one (`close:java` → `close`).

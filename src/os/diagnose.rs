@@ -30,16 +30,7 @@ fn fd_kind(target: &str) -> &'static str {
 
 /// Recognises the runtime from the executable's file name.
 pub fn runtime_of(exe: &str) -> Option<Runtime> {
-    let name = exe.rsplit('/').next().unwrap_or(exe);
-    if name.starts_with("node") || name == "bun" || name == "deno" {
-        Some(Runtime::Node)
-    } else if name.starts_with("python") {
-        Some(Runtime::Python)
-    } else if name == "java" {
-        Some(Runtime::Jvm)
-    } else {
-        None
-    }
+    Runtime::of_exe(exe)
 }
 
 /// Thread names with counts: `["main", "node (x7)"]`.

@@ -1,5 +1,7 @@
 //! Per-server badges, scored against the report's spec revision (the levels its checks carry,
-//! so a rule added later does not silently lower a published badge):
+//! so a rule added later does not silently lower a published badge), on the default endings
+//! only: one message per server whatever else the run added (the host-scoped badge is the
+//! detail `--hosts` adds):
 //!
 //! - green: every MUST and SHOULD check holds (SUCCESS, or not scored: INFO, SKIPPED);
 //!   message `<revision> · <passed>/<scored>`;
@@ -15,7 +17,7 @@ use serde::Serialize;
 
 use super::hosts::is_host_scenario;
 use super::present::{self, axes, visible};
-use crate::model::{Check, JudgedCase, Outcome, Owner, Report, ScenarioId, Status};
+use crate::model::{Check, Ending, JudgedCase, Outcome, Owner, Report, ScenarioId, Status};
 use crate::rules::{explain, Catalogue};
 
 /// The badge's left-hand text.
@@ -65,7 +67,8 @@ pub struct Badge {
 /// Which cases a badge scores.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Scope {
-    /// Every case of the server.
+    /// The server's own conduct: its cases under the default endings, the same whatever the
+    /// run added (`--hosts`, `--scenario all`, client profiles only add detail).
     #[default]
     All,
     /// Only what hosts' users cause: the host profiles and the terminal endings.
@@ -75,7 +78,9 @@ pub enum Scope {
 impl Scope {
     fn admits(self, report: &Report, r: &JudgedCase) -> bool {
         match self {
-            Scope::All => true,
+            Scope::All => {
+                matches!(r.scenario, ScenarioId::Ending(e) if Ending::DEFAULTS.contains(&e))
+            }
             Scope::Hosts => {
                 is_host_scenario(report, &r.scenario)
                     || matches!(r.scenario, ScenarioId::Ending(e) if e.in_terminal())
@@ -335,10 +340,25 @@ mod tests {
             fixture::result("s", "close:goose", Stage::Sigkill, 3004.0),
             fixture::result("s", "sighup", Stage::Sighup, 3.0),
         ]);
-        assert_eq!(badge(&r, "s").unwrap().color, Color::Yellow);
+        // The server's own badge is its default endings', whatever the run added.
+        let own = fixture::report_of(vec![
+            fixture::result("s", "close", Stage::Eof, 12.0),
+            fixture::result("s", "sighup", Stage::Sighup, 3.0),
+        ]);
+        assert_eq!(badge(&r, "s"), badge(&own, "s"));
+        assert_eq!(badge(&r, "s").unwrap().color, Color::Green);
         let h = badge_in(&r, "s", Scope::Hosts).unwrap();
         assert_eq!(h.label, "MCP shutdown · hosts");
         assert_eq!(h.message, "needs SIGKILL under goose");
+        // A host that only closes the pipes sends no SIGKILL: the survivor was left running.
+        let quit = fixture::report_of(vec![fixture::result(
+            "s",
+            "close:vscode-quit",
+            Stage::Survived,
+            5000.0,
+        )]);
+        let h = badge_in(&quit, "s", Scope::Hosts).unwrap();
+        assert_eq!(h.message, "left running under vscode-quit");
         let fine = fixture::report_of(vec![fixture::result("s", "close", Stage::Eof, 12.0)]);
         assert!(badge_in(&fine, "s", Scope::Hosts).is_none());
     }

@@ -385,8 +385,7 @@ mod tests {
                     sdk: Some(line.into()),
                     sdk_version: Some(v.to_string()),
                     shape: Some("timer".into()),
-                    package: None,
-                    fixes: Vec::new(),
+                    ..ServerInfo::default()
                 },
             );
         }

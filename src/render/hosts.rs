@@ -4,7 +4,8 @@
 //! server's `close` case. Pure, from the report only; text, Markdown and HTML render it.
 
 use crate::model::{
-    Ending, JudgedCase, ProfileBasis, ProfileInfo, ProfileKind, Report, ScenarioId, Stage,
+    Ending, HostsDoing, JudgedCase, ProfileBasis, ProfileInfo, ProfileKind, Report, ScenarioId,
+    Stage, Status,
 };
 
 use super::present::{cells, ms};
@@ -30,9 +31,19 @@ pub struct Cell<'a> {
     pub hard: bool,
     /// The server, or something it started, outlived the host.
     pub left_running: bool,
+    /// Set when the host's ladder left the server no say: what ended it (or did not) is the
+    /// host's doing, not the server's conduct.
+    pub hosts_doing: Option<HostsDoing>,
 }
 
 impl Cell<'_> {
+    /// The case's verdict as a host cell shows it: `None` where it could not be judged, or
+    /// where the host left the server no say and it missed no rule (then it is the host's
+    /// doing, never "ok" beside a server left running or killed hard).
+    pub fn verdict(&self) -> Option<Status> {
+        super::present::judged(self.case).filter(|s| self.hosts_doing.is_none() || s.is_miss())
+    }
+
     /// The cell in a few words: "10 s, SIGTERM", "left running", "2 s, SIGKILL · 1 left".
     pub fn short(&self) -> String {
         if let Some(n) = &self.case.not_testable {
@@ -145,7 +156,12 @@ pub fn view(report: &Report) -> Option<HostView<'_>> {
 
 fn cell(r: &JudgedCase) -> Cell<'_> {
     let survived = r.stage == Some(Stage::Survived);
+    let hosts_doing = r.hosts_doing();
     let ended_by = match r.stage {
+        Some(Stage::Survived) if hosts_doing == Some(HostsDoing::LeftRunning) => {
+            "host left it running"
+        }
+        Some(_) if r.left_by_launcher() => "its launcher left it",
         Some(Stage::Eof) => "stdin EOF",
         Some(Stage::Sigint) => "SIGINT",
         Some(Stage::Sigterm) => "SIGTERM",
@@ -156,10 +172,20 @@ fn cell(r: &JudgedCase) -> Cell<'_> {
     };
     Cell {
         case: r,
-        wait_ms: if survived { None } else { r.exit_ms },
+        // A server its launcher left behind never went: the user's wait did not end.
+        wait_ms: if survived || r.left_by_launcher() {
+            None
+        } else {
+            r.exit_ms
+        },
         ended_by: ended_by.into(),
-        hard: matches!(r.stage, Some(Stage::Sigkill | Stage::Survived)),
+        // A host that sends nothing kills nothing: the harness ended what it left running.
+        hard: match hosts_doing {
+            Some(HostsDoing::LeftRunning) => false,
+            _ => matches!(r.stage, Some(Stage::Sigkill | Stage::Survived)),
+        },
         left_running: survived || r.leftover_count() > 0,
+        hosts_doing,
     }
 }
 
@@ -169,6 +195,9 @@ fn needs(close: &JudgedCase) -> Option<String> {
         return None;
     }
     let t = close.exit_ms.map(seconds).unwrap_or_default();
+    if close.left_by_launcher() {
+        return Some("nothing a host sends: its launcher exits and leaves it running".into());
+    }
     Some(match close.stage? {
         Stage::Eof => format!("closing stdin ({t})"),
         Stage::Sigterm | Stage::Sigint | Stage::Sighup => {
@@ -263,6 +292,58 @@ mod tests {
         assert!(c[1].hard && !c[1].left_running);
         assert!(c[2].left_running && c[2].wait_ms.is_none());
         assert_eq!(c[3].short(), "3 ms, SIGHUP");
+    }
+
+    /// A host that never ends the session left the server running; one that kills first
+    /// killed it hard: neither is the server's conduct, and no fix is offered for either.
+    #[test]
+    fn what_the_host_did_is_the_hosts_doing() {
+        let report = report_of(vec![
+            result("s", "close", Stage::Eof, 3.0),
+            result("s", "close:codex", Stage::Survived, 5000.0),
+            result("s", "close:zed", Stage::Sigkill, 1.0),
+        ]);
+        let v = view(&report).expect("host cases");
+        let c: Vec<&Cell> = v.rows[0].cells.iter().flatten().collect();
+        assert_eq!(c[0].hosts_doing, Some(HostsDoing::LeftRunning));
+        assert_eq!(c[0].short(), "host left it running");
+        assert!(!c[0].hard && c[0].left_running);
+        assert_eq!(c[1].hosts_doing, Some(HostsDoing::KilledHard));
+        assert!(c[1].hard);
+        let mut held = report.results[1].clone();
+        held.observation.diagnostics = Some(Default::default());
+        assert_eq!(crate::render::present::held_by(&held), None);
+    }
+
+    /// A launcher that exits on the host's signal and leaves the server running: the cell and
+    /// the matrix say so, and no wait is counted as the user's.
+    #[test]
+    fn a_server_its_launcher_left_is_not_said_to_have_gone() {
+        let mut r = result("s", "close:gemini-cli", Stage::Sigterm, 3.0);
+        r.observation.server_process = Some(crate::model::ServerProcess {
+            pid: 42,
+            cmdline: "node s.js".into(),
+            launchers: vec!["sh -c".into()],
+            ..Default::default()
+        });
+        r.observation.leftovers = vec![crate::model::Leftover {
+            pid: 42,
+            cmdline: "node s.js".into(),
+            started_by: Some(41),
+            started_by_cmdline: Some("sh -c node s.js".into()),
+        }];
+        let report = report_of(vec![r]);
+        let v = view(&report).expect("host cases");
+        let c = v.rows[0].cells[0].as_ref().unwrap();
+        assert_eq!(c.ended_by, "its launcher left it");
+        assert!(c.wait_ms.is_none() && c.left_running);
+        let text = crate::render::present::outcome(&report.results[0]);
+        assert_eq!(text, "left by its launcher");
+        let lines = crate::render::present::leftovers(&report.results[0]);
+        assert!(
+            lines[0].contains("the server itself, its launcher left it"),
+            "{lines:?}"
+        );
     }
 
     #[test]

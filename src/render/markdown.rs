@@ -8,59 +8,9 @@ use super::present::{
     axes, cells, emoji, emoji_of, first_held, fix_heading, fixes_of, left_behind, leftovers, ms,
     outcome, runs_line,
 };
+use super::md::{escape, escape_message};
 use crate::model::{JudgedCase, Outcome, Report, RuleId, Status};
 
-/// Escapes text so Markdown shows it literally on one line (also inside table cells).
-pub fn escape(s: &str) -> String {
-    escape_inline(s).trim().to_string()
-}
-
-fn escape_inline(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut space = false;
-    for ch in s.chars() {
-        if ch.is_whitespace() || ch.is_control() {
-            if !space {
-                out.push(' ');
-            }
-            space = true;
-            continue;
-        }
-        space = false;
-        if "\\`*_[]<>|~&".contains(ch) {
-            out.push('\\');
-        }
-        out.push(ch);
-    }
-    out
-}
-
-/// Like [`escape`], but the message's balanced `code spans` stay code (outside tables only).
-pub fn escape_message(s: &str) -> String {
-    let parts: Vec<&str> = s.split('`').collect();
-    if parts.len().is_multiple_of(2) {
-        return escape(s);
-    }
-    let mut out = String::new();
-    for (i, p) in parts.iter().enumerate() {
-        if i % 2 == 0 || p.trim().is_empty() {
-            out.push_str(&escape_inline(p));
-        } else {
-            let code: String = p
-                .chars()
-                .map(|c| {
-                    if c.is_whitespace() || c.is_control() {
-                        ' '
-                    } else {
-                        c
-                    }
-                })
-                .collect();
-            let _ = write!(out, "`{code}`");
-        }
-    }
-    out.trim().to_string()
-}
 
 /// Findings stop before the output reaches this many bytes (a GitHub comment holds 65,536
 /// characters; a job summary 1 MiB).
@@ -199,10 +149,15 @@ fn host_view(report: &Report, out: &mut String) {
                 None => cell.ended_by.clone(),
             };
             let yes = |b: bool| if b { "yes" } else { "no" };
+            // The host's doing (no say left to the server) is no verdict of it.
+            let mark = match (cell.verdict(), cell.hosts_doing) {
+                (None, Some(_)) => "➖",
+                _ => emoji_of(cell.case),
+            };
             let _ = writeln!(
                 out,
                 "| {} {} | {} | {} | {} | {} | {} |",
-                emoji_of(cell.case),
+                mark,
                 escape(&c.label),
                 escape(&wait),
                 escape(&by),

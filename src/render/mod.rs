@@ -22,6 +22,7 @@ pub mod hosts;
 pub mod html;
 pub mod junit;
 pub mod markdown;
+pub mod md;
 pub mod merge;
 pub mod present;
 pub mod sarif;

@@ -127,6 +127,8 @@ pub fn outcome(r: &JudgedCase) -> String {
     }
     match (&r.error, r.stage, r.exit_ms) {
         (Some(e), _, _) => error_cell(e.kind),
+        // The launcher's exit is not the server's: it was left running.
+        (None, Some(_), _) if r.left_by_launcher() => "left by its launcher".into(),
         (None, Some(stage), Some(t)) => format!("{stage} {}", ms(t)),
         (None, Some(stage), None) => stage.to_string(),
         (None, None, _) => "?".into(),
@@ -302,9 +304,21 @@ pub fn first_held<'a>(report: &'a Report, server: &str) -> Option<(&'a JudgedCas
 }
 
 /// What held a server that should have exited, in one line (from its `/proc` diagnostics).
+/// None where its client left it no say (it never ended the session, or killed it first):
+/// what held it then is no fault of the server, and no fix is offered for it.
 pub fn held_by(r: &JudgedCase) -> Option<String> {
+    if r.hosts_doing().is_some() {
+        return None;
+    }
     let d = r.diagnostics.as_ref()?;
     let mut parts = vec![format!("pid {}", d.pid)];
+    // The server, read behind its launchers (the pid is theirs otherwise).
+    if let Some(p) = r.server_process.as_ref().filter(|p| p.pid == d.pid) {
+        parts[0] = format!("pid {} `{}`", p.pid, p.cmdline);
+        if !p.launchers.is_empty() {
+            parts.push(format!("started through {}", p.launchers.join(", then ")));
+        }
+    }
     if let Some(state) = d
         .state
         .filter(|s| !matches!(s, ProcState::Running | ProcState::Sleeping))
@@ -338,10 +352,13 @@ pub fn held_by(r: &JudgedCase) -> Option<String> {
 /// What a case left behind, a line per group of processes with the same command line and
 /// parent (bounded however many there were).
 pub fn leftovers(r: &JudgedCase) -> Vec<String> {
+    let server = r.server_process.as_ref().map(|p| p.pid);
     let mut lines: Vec<String> = group_leftovers(&r.leftovers)
         .iter()
         .map(|g| {
-            if g.pids.len() == 1 {
+            if r.left_by_launcher() && g.pids.iter().any(|p| Some(*p) == server) {
+                format!("{g}: the server itself, its launcher left it; the harness killed it")
+            } else if g.pids.len() == 1 {
                 format!("{g} was still running; the harness killed it")
             } else {
                 format!("{g} were still running; the harness killed them")

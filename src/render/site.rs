@@ -159,7 +159,8 @@ fn stem(server: &str) -> String {
 
 /// A host cell's colour: a gentle stop, a hard one, or something left running.
 fn host_class(c: &HostCell) -> &'static str {
-    if judged(c.case).is_none() || c.case.error.is_some() {
+    // A cell that is the host's doing says nothing of the server: not coloured as its verdict.
+    if judged(c.case).is_none() || c.case.error.is_some() || c.hosts_doing.is_some() {
         "skip"
     } else if c.left_running {
         "fail"
@@ -281,7 +282,7 @@ pub fn readme_snippet(server: &str, base: &str) -> String {
 
 /// The leaderboard as a Markdown table (for a README or a job summary).
 pub fn leaderboard_markdown(report: &Report) -> String {
-    use super::markdown::escape;
+    use super::md::escape;
     let (columns, rows) = leaderboard(report);
     let mut out = String::from("| # | server | version | runtime | worst verdict |");
     for (label, _) in &columns {

@@ -8,7 +8,7 @@ use super::hosts::{self, is_host_scenario};
 use super::present::{
     axes, cells, first_held, fix_heading, fixes_of, leftovers, mark_of, outcome, runs_line,
 };
-use crate::model::{Outcome, Owner, ProfileKind, Report, ScenarioId};
+use crate::model::{HostsDoing, Outcome, Owner, ProfileKind, Report, ScenarioId};
 
 /// Renders the report as the terminal matrix.
 pub fn render(report: &Report) -> String {
@@ -38,6 +38,7 @@ pub fn render(report: &Report) -> String {
     }
     host_view(report, &mut out);
     findings(report, &mut out);
+    found(report, &mut out);
     held(report, &mut out);
     super::history::text(report, &mut out);
     super::what_if::text(report, &mut out);
@@ -219,18 +220,54 @@ fn host_line(c: &hosts::Column, cell: &hosts::Cell) -> [String; 7] {
     };
     let left = match (cell.left_running, cell.case.leftover_count()) {
         (false, _) => "no".to_string(),
+        (true, _) if cell.hosts_doing == Some(HostsDoing::LeftRunning) => "by the host".into(),
         (true, 0) => "yes".to_string(),
         (true, n) => format!("yes ({n} left)"),
+    };
+    let hard = match (cell.hard, cell.hosts_doing) {
+        (true, Some(HostsDoing::KilledHard)) => "by the host",
+        (true, _) => "yes",
+        (false, _) => "no",
     };
     [
         c.label.clone(),
         wait,
         by,
-        if cell.hard { "yes" } else { "no" }.to_string(),
+        hard.to_string(),
         left,
-        mark_of(cell.case).to_string(),
+        host_verdict(cell).to_string(),
         c.source.clone().unwrap_or_else(|| "terminal ending".into()),
     ]
+}
+
+/// A host line's verdict: a missed rule's mark, else "host's doing" where the host's ladder
+/// left the server no say (never "ok" beside a server the host killed hard or left running).
+fn host_verdict(cell: &hosts::Cell) -> &'static str {
+    match (cell.verdict(), cell.hosts_doing) {
+        (Some(s), _) => super::present::mark(s),
+        (None, Some(_)) => "host's doing",
+        (None, None) => "SKIP",
+    }
+}
+
+/// What the run found of each server its manifest did not say: its SDK where its packages
+/// are installed, and the launchers it was started through.
+fn found(report: &Report, out: &mut String) {
+    for (name, info) in &report.servers {
+        let mut parts = Vec::new();
+        if let (Some(sdk), Some(v), Some(from)) = (&info.sdk, &info.sdk_version, &info.sdk_from) {
+            parts.push(format!("SDK {sdk} {v} (read from {})", from.display()));
+        }
+        if !info.launchers.is_empty() {
+            parts.push(format!(
+                "started through {}",
+                info.launchers.join(", then ")
+            ));
+        }
+        if !parts.is_empty() {
+            let _ = writeln!(out, "SERVER   {name}: {}", parts.join("; "));
+        }
+    }
 }
 
 /// Per server: what held it the first time it outlived a step, then every fix for what it

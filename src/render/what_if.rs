@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::markdown::escape;
+use super::md::escape;
 use super::present::ms;
 use crate::model::{EndingPair, Report, Stage, WhatIf, WhatIfServer};
 

@@ -149,7 +149,7 @@ pub fn signal_hint(runtime: Option<Runtime>, signal: SignalName) -> String {
 }
 
 /// What a process's state alone explains, before any runtime's habits.
-fn state_hint(state: ProcState) -> Option<&'static str> {
+pub fn state_hint(state: ProcState) -> Option<&'static str> {
     match state {
         ProcState::Stopped => Some("It is stopped (state T: SIGSTOP or SIGTSTP): it cannot run, so it can neither notice end-of-file nor act on SIGTERM until it is continued (SIGCONT); only SIGKILL ends it. Something stopped it (the server itself, a debugger, a shell's job control)."),
         ProcState::Traced => Some("It is stopped by a tracer (state t: a debugger or strace holds it): it cannot run until the tracer lets it go; only SIGKILL ends it."),

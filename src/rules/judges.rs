@@ -7,7 +7,7 @@
 //! needs its message in the rule's `[rule.messages]` (a test runs every judge to check).
 
 use super::judge::{Context, End, Finding};
-use crate::model::{group_leftovers, Action, ErrorKind, Observation, Revision, Stage};
+use crate::model::{group_leftovers, ErrorKind, HostsDoing, Observation, Revision, Stage};
 
 pub fn stdio_exit_on_eof(o: &Observation, cx: &Context) -> Finding {
     if !cx.scenario.closes_stdin() {
@@ -29,12 +29,7 @@ pub fn stdio_exit_on_client_death(o: &Observation, cx: &Context) -> Finding {
 }
 
 pub fn stdio_no_forced_kill(o: &Observation, cx: &Context) -> Finding {
-    if cx
-        .scenario
-        .steps
-        .iter()
-        .all(|s| s.action == Action::Nothing)
-    {
+    if cx.scenario.hosts_doing() == Some(HostsDoing::LeftRunning) {
         return Finding::NeverEnded;
     }
     if !cx.scenario.closes_stdin() {

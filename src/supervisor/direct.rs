@@ -14,7 +14,7 @@ use crate::mcp::wire::WireEvent;
 use crate::model::{
     Action, CaseError, ErrorKind, ExitStatus, InflightOutcome, Observation, Stage, Target,
 };
-use crate::os::{mono_ns, procfs, sched, signals, Pidfd};
+use crate::os::{identify, mono_ns, procfs, sched, signals, Pidfd};
 
 /// The id of the request the `inflight` scenario leaves in flight.
 const INFLIGHT_ID: i64 = 3;
@@ -119,6 +119,7 @@ fn start(
         }) {
             Ok(h) => {
                 result.handshake = Some(h);
+                result.server_process = identify::server_process(run.child.id() as i32);
                 link.need_cpu();
             }
             Err((e, bound)) => {
@@ -217,6 +218,7 @@ pub fn run(spec: &CaseSpec, link: &Link) -> Observation {
     result.runqueue_ms = ended.exit_ns.map(|_| ended.runqueue_ns as f64 / 1e6);
     result.steps = ended.steps;
     result.diagnostics = driven.diagnostics;
+    result.server_process = result.server_process.take().or(driven.server_process);
     if ended.stage != Stage::Survived {
         result.exit_status = server_child.wait().ok().map(ExitStatus::from);
     }

@@ -5,14 +5,16 @@ use std::sync::mpsc::Receiver;
 
 use super::ladder::{Command, Ended, Event, Ladder, TreeSample};
 use super::link::Link;
-use crate::model::{Action, Diagnostics, Stage};
-use crate::os::{diagnose, mono_ns, procfs::TreeSampler, Pidfd};
+use crate::model::{Action, Diagnostics, ServerProcess, Stage};
+use crate::os::{diagnose, identify, mono_ns, procfs::TreeSampler, Pidfd};
 use crate::rules::explain;
 
 /// What a driven ladder gives back.
 pub struct Driven {
     pub ended: Ended,
     pub diagnostics: Option<Diagnostics>,
+    /// The server behind its launchers, as found when it should have exited.
+    pub server_process: Option<ServerProcess>,
 }
 
 /// Drives `ladder` until it is done. `perform` carries out an action and returns when it
@@ -27,12 +29,16 @@ pub fn drive(
     mut perform: impl FnMut(Action) -> u64,
 ) -> Driven {
     let mut diagnostics = None;
+    let mut server_process = None;
     link.stamps.ladder_started();
     let mut pending: std::collections::VecDeque<Command> = ladder.start().into();
     while let Some(cmd) = pending.pop_front() {
         let ev = match cmd {
             Command::Diagnose { after } => {
-                let mut d = diagnose::diagnose(server.pid());
+                // What holds the server is read from the server, not from its launcher.
+                server_process = identify::server_process(server.pid());
+                let pid = server_process.as_ref().map_or(server.pid(), |p| p.pid);
+                let mut d = diagnose::diagnose(pid);
                 d.hint = explain::hint(&d, after);
                 diagnostics = Some(d);
                 None
@@ -57,7 +63,11 @@ pub fn drive(
             }
             Command::Done(ended) => {
                 link.stamps.ladder_done();
-                return Driven { ended, diagnostics };
+                return Driven {
+                    ended,
+                    diagnostics,
+                    server_process,
+                };
             }
         };
         if let Some(ev) = ev {
@@ -75,6 +85,7 @@ pub fn drive(
             steps: Vec::new(),
         },
         diagnostics,
+        server_process,
     }
 }
 

@@ -155,12 +155,16 @@ impl Ladder {
             return self.finish(None);
         }
         let mut out = Vec::new();
-        // A step done together with the next (a zero wait) gave the server no time to go.
-        if self.i > 0 && !self.diagnosed && self.steps[self.i - 1].wait_ms > 0 {
+        // A step done together with the next (a zero wait) gave the server no time to go, and
+        // one that did not reach it (nothing, its children signalled) gave it no reason to.
+        let due = (self.i > 0 && !self.diagnosed)
+            .then(|| self.steps[self.i - 1])
+            .filter(|s| s.wait_ms > 0 && s.action.reaches_server());
+        if let Some(last) = due {
             // It should have exited by now: record what holds it before escalating.
             self.diagnosed = true;
             out.push(Command::Diagnose {
-                after: signal_of(self.steps[self.i - 1].action),
+                after: signal_of(last.action),
             });
         }
         self.phase = Phase::Before;
@@ -214,7 +218,10 @@ impl Ladder {
                 }
             }
             None => {
-                if !self.diagnosed {
+                // A ladder that never reached the server (a host that never ends the session)
+                // gave it nothing to exit on: what holds it then explains nothing.
+                let reached = self.steps.iter().any(|s| s.action.reaches_server());
+                if !self.diagnosed && reached {
                     self.diagnosed = true;
                     out.push(Command::Diagnose { after: None });
                 }

@@ -16,7 +16,7 @@ use crate::model::{
     Action, CaseError, ErrorKind, ExitStatus, Observation, SignalName, Stage, StdoutRecord,
 };
 use crate::os::procfs::{self, TreeSampler};
-use crate::os::{mono_ns, sched, terminal, Pidfd};
+use crate::os::{identify, mono_ns, sched, terminal, Pidfd};
 
 /// The stand-in client and what the supervisor learnt from it before the ending.
 struct Client {
@@ -87,6 +87,8 @@ fn until_ready(
             }
             ClientEvent::Ready { handshake, stdout } => {
                 result.handshake = Some(handshake);
+                let root = server.as_ref().map(Pidfd::pid);
+                result.server_process = root.and_then(identify::server_process);
                 *record = stdout;
                 // Taken again if the server sat idle in its handshake and gave it back.
                 link.need_cpu();
@@ -306,6 +308,7 @@ pub fn run(spec: &CaseSpec, helper: &Path, link: &Link) -> Observation {
     let survived = ended.stage == Stage::Survived;
     record_ending(&mut result, ended, &server);
     result.diagnostics = driven.diagnostics;
+    result.server_process = result.server_process.take().or(driven.server_process);
     let settle_ms = if survived { 0 } else { spec.budgets.prompt_ms };
     ours.push(server.pid());
     let alive = settle_descendants(settle_ms, &ours);

@@ -372,10 +372,24 @@ fn check_hosts_prints_the_host_view_for_any_command() {
         .stdout
         .clone();
     let text = String::from_utf8(out).unwrap();
+    // Named by its handshake, not `python3`; the defaults stay (`--hosts` adds).
     assert!(
-        text.contains("HOSTS    python3: ends gently on closing stdin"),
+        text.contains("HOSTS    hostile-baseline: ends gently on closing stdin"),
         "{text}"
     );
+    for ending in [
+        "exit",
+        "crash",
+        "stdin-null",
+        "sigterm",
+        "sigint",
+        "inflight",
+    ] {
+        assert!(text.contains(ending), "{ending}: {text}");
+    }
+    // A server that exits on EOF is told no EOF fix, whatever hosts never end its session.
+    assert!(!text.contains("non-daemon"), "{text}");
+    assert!(text.contains("host left it running"), "{text}");
     for host in mcp_shutdown_conformance::internals::Profiles::bundled().hosts() {
         assert!(
             text.contains(&format!("\n  {} ", host.id)),

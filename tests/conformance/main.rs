@@ -11,6 +11,7 @@ mod diff_against;
 mod hostile;
 mod hosts;
 mod interrupt;
+mod launchers;
 mod official;
 mod packaging;
 mod plugins;

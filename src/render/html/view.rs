@@ -147,7 +147,7 @@ pub(super) fn host_view(report: &Report) -> (Vec<(String, String)>, Vec<HostRow>
                 .iter()
                 .map(|c| {
                     c.as_ref().map(|c| Cell {
-                        class: case_class(c.case),
+                        class: c.verdict().map_or("skip", class),
                         flaky: is_flaky(c.case),
                         index: index_of(report, c.case),
                         text: c.short(),

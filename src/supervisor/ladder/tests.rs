@@ -114,6 +114,23 @@ fn an_exit_on_eof_ends_at_the_first_step() {
     assert!(!seen.iter().any(|c| matches!(c, Command::Diagnose { .. })));
 }
 
+/// A wait after a step that did not reach the server (a host doing nothing first) is
+/// no time it should have exited in: nothing is diagnosed then.
+#[test]
+fn a_step_that_reaches_nothing_is_not_diagnosed() {
+    let steps = vec![
+        Step::new(Action::Nothing, 100),
+        Step::new(Action::CloseStdin, 2000),
+    ];
+    let (seen, e) = simulate(steps, Some(150), 0, 0);
+    assert_eq!(e.stage, Stage::Eof);
+    assert!(!seen.iter().any(|c| matches!(c, Command::Diagnose { .. })));
+    // Nor is a survivor of a host that never ends the session.
+    let (seen, e) = simulate(vec![Step::new(Action::Nothing, 100)], None, 0, 0);
+    assert_eq!(e.stage, Stage::Survived);
+    assert!(!seen.iter().any(|c| matches!(c, Command::Diagnose { .. })));
+}
+
 #[test]
 fn a_server_that_ignores_eof_is_diagnosed_then_signalled() {
     let (seen, e) = simulate(spec_ladder(), Some(2010), 0, 0);
