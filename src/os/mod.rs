@@ -12,6 +12,7 @@ pub mod containment;
 pub mod diagnose;
 pub mod fdio;
 pub mod hostproc;
+pub mod interrupt;
 pub mod lock;
 pub mod pidfd;
 pub mod procfs;
