@@ -2,6 +2,7 @@
 //! supervisor processes and judges them.
 
 pub(crate) mod embedded;
+mod gate;
 pub mod locate;
 mod progress;
 pub mod scheduler;

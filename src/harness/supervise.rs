@@ -34,6 +34,8 @@ pub struct Supervised<'a> {
     pub progress: &'a Progress,
     /// Its place in the run's queue for CPU tokens (0 first: the longest case).
     pub rank: usize,
+    /// Set when this case probes whether its server comes up at all (see `gate`).
+    pub probe: Option<&'a super::gate::Probe<'a>>,
 }
 
 /// How the supervisor ended, from the harness's side.
@@ -175,6 +177,11 @@ impl Supervised<'_> {
                             }
                         }
                         FromSupervisor::Alive => {}
+                        FromSupervisor::HandshakeDone => {
+                            if let Some(p) = self.probe {
+                                p.served();
+                            }
+                        }
                         FromSupervisor::Result { observation } => break End::Result(observation),
                     }
                 }

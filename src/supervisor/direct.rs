@@ -119,6 +119,7 @@ fn start(
         }) {
             Ok(h) => {
                 result.handshake = Some(h);
+                link.handshake_done();
                 link.need_cpu();
             }
             Err((e, bound)) => {

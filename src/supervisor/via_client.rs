@@ -87,6 +87,7 @@ fn until_ready(
             }
             ClientEvent::Ready { handshake, stdout } => {
                 result.handshake = Some(handshake);
+                link.handshake_done();
                 *record = stdout;
                 // Taken again if the server sat idle in its handshake and gave it back.
                 link.need_cpu();
