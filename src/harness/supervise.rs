@@ -102,7 +102,10 @@ impl Supervised<'_> {
     /// its first request (the start-up) is answered with it, so that which supervisor
     /// process happens to start fastest does not decide which case starts first.
     pub fn first_token(&self) -> Permit<'static> {
-        cpu_tokens().acquire(self.rank)
+        self.progress.waiting_for_cpu(true, false);
+        let t = cpu_tokens().acquire(self.rank);
+        self.progress.waiting_for_cpu(false, false);
+        t
     }
 
     /// Talks to a running supervisor until it ends or is lost; then sweeps the case.
@@ -163,11 +166,12 @@ impl Supervised<'_> {
                     heard = mono_ns();
                     match msg {
                         FromSupervisor::NeedCpu => {
-                            token = Some(
-                                first
-                                    .take()
-                                    .unwrap_or_else(|| cpu_tokens().acquire(self.rank)),
-                            );
+                            token = Some(first.take().unwrap_or_else(|| {
+                                self.progress.waiting_for_cpu(true, true);
+                                let t = cpu_tokens().acquire(self.rank);
+                                self.progress.waiting_for_cpu(false, true);
+                                t
+                            }));
                             self.progress.busy(true);
                             send(lifeline, &ToSupervisor::Go);
                         }
