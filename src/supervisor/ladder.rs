@@ -24,7 +24,7 @@ const IDLE_SHARE: u64 = 20;
 const MS: u64 = 1_000_000;
 /// How soon a wait whose own time is up looks again while the kernel has a thread's wait
 /// for a CPU still to report.
-const CONFIRM_MS: u64 = 10;
+pub const CONFIRM_MS: u64 = 10;
 
 /// The wall-clock backstop of a wait of `own_ms`: far beyond any load a verdict could meet.
 pub fn wall_cap_ms(own_ms: u64) -> u64 {
