@@ -83,6 +83,14 @@ impl Progress {
         self.redraw();
     }
 
+    /// A case that launched nothing (its setup failed, it shares its probe's failure, the
+    /// run was interrupted) is done.
+    pub fn case_skipped(&self) {
+        if let Some(b) = &self.bar {
+            b.inc(1);
+        }
+    }
+
     /// A case took (`true`) or gave back (`false`) a CPU token.
     pub fn busy(&self, on: bool) {
         if on {

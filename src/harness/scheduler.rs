@@ -354,17 +354,27 @@ impl Harness {
         let setup_started = mono_ns();
         let setup = m.setup.as_ref().map(setup_once).unwrap_or(Ok(()));
         let setup_ms = ms_between(setup_started, mono_ns());
+        // A case that launches nothing is done at once, as far as the progress line goes.
+        let skipped = |o: Observation| {
+            progress.case_skipped();
+            o
+        };
         let mut observation = if self.interrupted.load(Ordering::SeqCst) {
-            Observation::failed(
+            skipped(Observation::failed(
                 &m.name,
                 &case.scenario,
                 ErrorKind::Harness,
                 "interrupted before it started".into(),
-            )
+            ))
         } else if let Err(msg) = setup {
-            Observation::failed(&m.name, &case.scenario, ErrorKind::SetupFailed, msg)
+            skipped(Observation::failed(
+                &m.name,
+                &case.scenario,
+                ErrorKind::SetupFailed,
+                msg,
+            ))
         } else if let Turn::Same { by, error } = &turn {
-            gate::same_cause(&m.name, &case.scenario, by, error)
+            skipped(gate::same_cause(&m.name, &case.scenario, by, error))
         } else {
             let mut launch = m.launch.clone();
             launch.env.extend(self.server_env.clone());
