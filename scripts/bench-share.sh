@@ -24,10 +24,8 @@ export MCP_SHUTDOWN_TOKEN_DIR=$tmp/tokens
 other=
 cleanup() {
   if [[ -n $other ]]; then
-    # The loop first (no new run starts), then the run it has going.
-    kids=$(pgrep -P "$other" || true)
-    kill "$other" 2>/dev/null || true
-    [[ -n $kids ]] && kill $kids 2>/dev/null || true
+    # The loop and the run it has going: its process group (setsid made it the leader).
+    kill -TERM -- "-$other" 2>/dev/null || true
     wait "$other" 2>/dev/null || true
   fi
   rm -rf "$tmp"
@@ -52,7 +50,7 @@ time_runs() {
 echo "machine: $(nproc) CPUs, $(uname -sr), load $(load)"
 alone=$(time_runs alone | median)
 # The second run: the same cases, over and over, for as long as the timed runs take.
-( while :; do "$bin" run "${args[@]}" >/dev/null 2>&1 || true; done ) &
+setsid bash -c 'while :; do "$0" run "${@}" >/dev/null 2>&1 || true; done' "$bin" "${args[@]}" &
 other=$!
 sleep 1
 beside=$(time_runs beside | median)
