@@ -50,7 +50,7 @@ fn live() -> std::sync::MutexGuard<'static, Vec<String>> {
 
 /// Until dropped, the process's interrupt (SIGINT, SIGTERM, SIGHUP) kills every process of
 /// every running host (they are in sessions of their own: a terminal's Ctrl-C never reaches
-/// them); the command then exits `128 + signal` ([`super::interrupt`]).
+/// them) and the command exits `128 + signal` at once ([`super::interrupt`]).
 pub struct InterruptGuard {
     _hook: super::interrupt::Hook,
 }
@@ -62,6 +62,9 @@ pub fn kill_on_interrupt() -> InterruptGuard {
             for m in &markers {
                 kill_all(m, &[]);
             }
+            // At once: a measurement cut short must not be written as one.
+            let sig = super::interrupt::signal().unwrap_or(libc::SIGINT);
+            std::process::exit(super::interrupt::announce(sig).into());
         }),
     }
 }
