@@ -13,7 +13,8 @@ pub const CONFORMANCE_FAILURE: u8 = 1;
 /// decided, not the server (named on stderr: re-run them on a quieter machine), unless
 /// `--accept-machine-bound`.
 pub const USAGE_OR_HARNESS: u8 = 2;
-/// Interrupted (SIGINT, SIGTERM, SIGHUP); every server and descendant was stopped first.
+/// Interrupted by Ctrl-C (SIGINT); every setup, server and descendant was stopped first.
+/// SIGTERM and SIGHUP give `128 + n` likewise (143, 129): `os::interrupt::exit_code`.
 pub const INTERRUPTED: u8 = 130;
 
 /// The supervisor aborted its case (harness gone, deadline, signal). Internal.

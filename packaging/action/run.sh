@@ -111,7 +111,7 @@ set -e
 echo "exit-code=$code" >>"$GITHUB_OUTPUT"
 echo "output-dir=$out" >>"$GITHUB_OUTPUT"
 
-# 2 (usage or harness error) and 130 (interrupted) leave no report to render.
+# 2 (usage or harness error) and 128 + n (interrupted: 130, 143, 129) leave no report to render.
 if [ "$code" -ne 0 ] && [ "$code" -ne 1 ]; then
   rm -f "$report"
   echo "::error title=mcp-shutdown::mcp-shutdown exited $code before writing a report"

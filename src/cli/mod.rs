@@ -29,6 +29,25 @@ use args::{Cli, Cmd, ReportCmd};
 /// Runs the command line; the binary's `main` prints the error and maps it to an exit code.
 pub fn run() -> Result<ExitCode, Error> {
     let cli = Cli::parse();
+    let role = matches!(
+        cli.command,
+        Cmd::Case | Cmd::Client { .. } | Cmd::Recorder { .. }
+    );
+    if role {
+        // The supervisor and the stand-in client handle their own signals.
+        return dispatch(cli);
+    }
+    crate::os::interrupt::install();
+    let result = dispatch(cli);
+    // Whatever the interrupted command returned (an install killed under it fails), the run
+    // ends as interrupted: `128 + signal`.
+    match crate::os::interrupt::signal() {
+        Some(sig) => Ok(ExitCode::from(crate::os::interrupt::announce(sig))),
+        None => result,
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<ExitCode, Error> {
     match cli.command {
         Cmd::Case => {
             let helper = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("mcp-shutdown"));

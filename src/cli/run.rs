@@ -1,9 +1,7 @@
-//! Carrying out a run plan: the harness, the interrupt handler, the outputs, the baseline and
+//! Carrying out a run plan: the harness, the interrupt hook, the outputs, the baseline and
 //! the exit code.
 
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 use super::plan::RunPlan;
 use crate::config::baseline::Baseline;
@@ -14,26 +12,6 @@ use crate::harness::Harness;
 use crate::model::{JudgedCase, Owner, Report};
 use crate::render::changes::{self, Changes};
 use crate::render::{self, diff, Format};
-
-/// Stops every case's tree on Ctrl-C / SIGTERM / SIGHUP; the flag says it happened.
-fn on_interrupt(harness: &Harness) -> Arc<AtomicBool> {
-    let interrupted = Arc::new(AtomicBool::new(false));
-    if let Ok(mut signals) = signal_hook::iterator::Signals::new([
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-    ]) {
-        let h = harness.clone();
-        let flag = interrupted.clone();
-        std::thread::spawn(move || {
-            if signals.forever().next().is_some() {
-                flag.store(true, Ordering::SeqCst);
-                h.interrupt();
-            }
-        });
-    }
-    interrupted
-}
 
 /// A report in one format, with the changes since `--diff-against`'s report after a
 /// Markdown one (a pull request's comment, a job summary).
@@ -151,7 +129,11 @@ pub fn execute_with(
     let against = saved_report(&plan)?;
     prepare_outputs(&plan)?;
     let harness = harness_of(&plan, baseline.as_ref())?;
-    let interrupted = on_interrupt(&harness);
+    // The interrupt stops every case's tree; `cli::run` gives its exit code.
+    let _hook = {
+        let h = harness.clone();
+        crate::os::interrupt::on_interrupt(move || h.interrupt())
+    };
     let started = std::time::Instant::now();
     let mut report = harness.run(&plan.cases);
     if plan.name_by_handshake {
@@ -160,8 +142,7 @@ pub fn execute_with(
     let wall = started.elapsed();
     report.not_testable = plan.not_testable.clone();
     crate::harness::release_cgroups();
-    if interrupted.load(Ordering::SeqCst) {
-        eprintln!("mcp-shutdown: interrupted; every server and descendant was stopped");
+    if crate::os::interrupt::requested() {
         return Ok(ExitCode::from(exit_codes::INTERRUPTED));
     }
     finish(&mut report)?;

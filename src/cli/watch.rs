@@ -86,7 +86,7 @@ pub fn watch(plan: RunPlan, paths: Vec<PathBuf>) -> Result<ExitCode, Error> {
     outputs.extend(crate::os::watch::own_output_files());
     let harness = harness_of(&plan, None)?;
     let (tx, rx) = mpsc::channel();
-    on_interrupt(&harness, tx.clone());
+    let _hook = on_interrupt(&harness, tx.clone());
     let keep = {
         let roots = paths.clone();
         move |p: &Path| counts(p, &roots, &outputs)
@@ -176,22 +176,17 @@ fn follow(watcher: &mut crate::os::watch::Watcher, path: &Path) {
     }
 }
 
-/// On SIGINT, SIGTERM or SIGHUP: every running case's tree is stopped, and the loop wakes.
-fn on_interrupt(harness: &crate::harness::Harness, tx: mpsc::Sender<Wake>) {
-    let Ok(mut signals) = signal_hook::iterator::Signals::new([
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-    ]) else {
-        return;
-    };
+/// On the interrupt (SIGINT, SIGTERM, SIGHUP): every running case's tree is stopped, and the
+/// loop wakes.
+fn on_interrupt(
+    harness: &crate::harness::Harness,
+    tx: mpsc::Sender<Wake>,
+) -> crate::os::interrupt::Hook {
     let h = harness.clone();
-    std::thread::spawn(move || {
-        if signals.forever().next().is_some() {
-            h.interrupt();
-            let _ = tx.send(Wake::Stop);
-        }
-    });
+    crate::os::interrupt::on_interrupt(move || {
+        h.interrupt();
+        let _ = tx.send(Wake::Stop);
+    })
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 pub(crate) mod embedded;
 pub mod identify;
+mod gate;
 pub mod locate;
 mod progress;
 pub mod scheduler;

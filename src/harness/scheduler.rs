@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use super::gate::{self, Gates, Probe, Turn};
 use super::progress::Progress;
 use super::supervise::Supervised;
 use crate::config::budgets::{resolve, BudgetOverrides};
@@ -273,17 +274,28 @@ impl Harness {
         let slots: Vec<Mutex<Option<JudgedCase>>> =
             cases.iter().map(|_| Mutex::new(None)).collect();
         let progress = Progress::new(cases.len(), self.progress);
+        let gates = Gates::default();
+        let handshakes: Vec<bool> = cases
+            .iter()
+            .map(|(c, _)| {
+                scenarios::build_with(
+                    &c.scenario,
+                    &self.budgets_for(&c.manifest),
+                    &self.profiles,
+                    &self.plumbing,
+                )
+                .is_ok_and(|s| !s.stdin_null)
+            })
+            .collect();
         std::thread::scope(|s| {
             let workers: Vec<_> = (0..self.jobs.min(cases.len()))
                 .map(|_| {
-                    s.spawn(|| loop {
-                        let Some(i) = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front()
-                        else {
-                            break;
-                        };
-                        let (case, run) = cases[i];
-                        let r = self.run_one_with(case, run, rank[i], &progress);
-                        *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+                    s.spawn(|| {
+                        while let Some((i, turn)) = next_case(&queue, &gates, cases, &handshakes) {
+                            let (case, run) = cases[i];
+                            let r = self.run_one_with(case, run, rank[i], &progress, turn);
+                            *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+                        }
                     })
                 })
                 .collect();
@@ -304,18 +316,20 @@ impl Harness {
 
     /// Runs one case in a supervisor process and judges it.
     pub fn run_one(&self, case: &Case) -> JudgedCase {
-        self.run_one_with(case, 1, 0, &Progress::new(1, false))
+        self.run_one_with(case, 1, 0, &Progress::new(1, false), Turn::Go(None))
     }
 
     /// `run`: which run of a repeated case this is (1-based), given to the server as
     /// `MCP_SHUTDOWN_RUN` (a fixture can seed its randomness with it).
     /// `rank`: its place in the run's queue for CPU tokens (0 first).
+    /// `turn`: launch it (perhaps as its server's probe), or take the probe's failure.
     fn run_one_with(
         &self,
         case: &Case,
         run: usize,
         rank: usize,
         progress: &Progress,
+        turn: Turn,
     ) -> JudgedCase {
         let m = &case.manifest;
         let budgets = self.budgets_for(m);
@@ -341,15 +355,27 @@ impl Harness {
         let setup_started = mono_ns();
         let setup = m.setup.as_ref().map(setup_once).unwrap_or(Ok(()));
         let setup_ms = ms_between(setup_started, mono_ns());
+        // A case that launches nothing is done at once, as far as the progress line goes.
+        let skipped = |o: Observation| {
+            progress.case_skipped();
+            o
+        };
         let mut observation = if self.interrupted.load(Ordering::SeqCst) {
-            Observation::failed(
+            skipped(Observation::failed(
                 &m.name,
                 &case.scenario,
                 ErrorKind::Harness,
                 "interrupted before it started".into(),
-            )
+            ))
         } else if let Err(msg) = setup {
-            Observation::failed(&m.name, &case.scenario, ErrorKind::SetupFailed, msg)
+            skipped(Observation::failed(
+                &m.name,
+                &case.scenario,
+                ErrorKind::SetupFailed,
+                msg,
+            ))
+        } else if let Turn::Same { by, error } = &turn {
+            skipped(gate::same_cause(&m.name, &case.scenario, by, error))
         } else {
             let mut launch = m.launch.clone();
             launch.env.extend(self.server_env.clone());
@@ -363,7 +389,15 @@ impl Harness {
                 inflight: m.inflight.clone(),
                 cgroup: None,
             };
-            self.supervise(&spec, rank, progress)
+            let probe = match turn {
+                Turn::Go(p) => p,
+                Turn::Same { .. } => None,
+            };
+            let o = self.supervise(&spec, rank, progress, probe.as_ref());
+            if let Some(p) = probe {
+                p.finish(&o);
+            }
+            o
         };
         observation.timing.get_or_insert_default().setup_ms = setup_ms;
         observation.note = rules::note(&observation, &scenario);
@@ -380,14 +414,26 @@ impl Harness {
         }
     }
 
-    fn supervise(&self, spec: &CaseSpec, rank: usize, progress: &Progress) -> Observation {
+    fn supervise(
+        &self,
+        spec: &CaseSpec,
+        rank: usize,
+        progress: &Progress,
+        probe: Option<&Probe>,
+    ) -> Observation {
         let started = mono_ns();
-        let mut r = self.supervise_inner(spec, rank, progress);
+        let mut r = self.supervise_inner(spec, rank, progress, probe);
         r.wall_ms = ms_between(started, mono_ns());
         r
     }
 
-    fn supervise_inner(&self, spec: &CaseSpec, rank: usize, progress: &Progress) -> Observation {
+    fn supervise_inner(
+        &self,
+        spec: &CaseSpec,
+        rank: usize,
+        progress: &Progress,
+        probe: Option<&Probe>,
+    ) -> Observation {
         let n = CASE_COUNTER.fetch_add(1, Ordering::SeqCst);
         let group = cgroups().case(&format!("case-{n}"), self.max_pids);
         let mut spec = spec.clone();
@@ -398,6 +444,7 @@ impl Harness {
             group,
             progress,
             rank,
+            probe,
         };
         let asked = mono_ns();
         let first = case.first_token();
@@ -424,6 +471,36 @@ impl Harness {
             .retain(|p| *p != pid);
         o.limit_hits = case.group.limit_hits();
         o
+    }
+}
+
+/// The next case a worker runs, in the run's order, with its turn at its server's gate: the
+/// first whose server is not being probed by another case. `None` when none is left.
+fn next_case<'g>(
+    queue: &Mutex<VecDeque<usize>>,
+    gates: &'g Gates,
+    cases: &[(&Case, usize)],
+    handshakes: &[bool],
+) -> Option<(usize, Turn<'g>)> {
+    loop {
+        {
+            let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
+            if q.is_empty() {
+                return None;
+            }
+            let found = q.iter().enumerate().find_map(|(pos, &i)| {
+                let (c, run) = cases[i];
+                gates
+                    .claim(&c.manifest.name, run, &c.scenario, handshakes[i])
+                    .map(|turn| (pos, i, turn))
+            });
+            if let Some((pos, i, turn)) = found {
+                q.remove(pos);
+                return Some((i, turn));
+            }
+        }
+        // Every case left waits for a probe's handshake (a few, rarely long).
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
 

@@ -104,18 +104,19 @@ pub fn ensure(setup: &Setup) -> Result<(), SetupError> {
         });
     }
     let began = std::time::Instant::now();
-    let out = duct::cmd(&setup.command[0], &setup.command[1..])
-        .dir(&setup.cwd)
-        .stdin_null()
-        .stderr_to_stdout()
-        .stdout_capture()
-        .unchecked()
-        .run()
-        .map_err(|e| SetupError::Spawn {
-            command: command.clone(),
-            dir: dir.clone(),
-            source: e,
-        })?;
+    // Its own process group, killed on an interrupt (no stamp: the next run redoes it).
+    let out = crate::os::command::run_captured(
+        std::ffi::OsStr::new(&setup.command[0]),
+        &setup.command[1..],
+        &setup.cwd,
+        std::iter::empty::<(&str, &str)>(),
+        crate::os::command::Stderr::Merged,
+    )
+    .map_err(|e| SetupError::Spawn {
+        command: command.clone(),
+        dir: dir.clone(),
+        source: e,
+    })?;
     if !out.status.success() {
         let text = String::from_utf8_lossy(&out.stdout);
         let lines: Vec<&str> = text.lines().collect();

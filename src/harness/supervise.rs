@@ -34,6 +34,8 @@ pub struct Supervised<'a> {
     pub progress: &'a Progress,
     /// Its place in the run's queue for CPU tokens (0 first: the longest case).
     pub rank: usize,
+    /// Set when this case probes whether its server comes up at all (see `gate`).
+    pub probe: Option<&'a super::gate::Probe<'a>>,
 }
 
 /// How the supervisor ended, from the harness's side.
@@ -100,7 +102,10 @@ impl Supervised<'_> {
     /// its first request (the start-up) is answered with it, so that which supervisor
     /// process happens to start fastest does not decide which case starts first.
     pub fn first_token(&self) -> Permit<'static> {
-        cpu_tokens().acquire(self.rank)
+        self.progress.waiting_for_cpu(true, false);
+        let t = cpu_tokens().acquire(self.rank);
+        self.progress.waiting_for_cpu(false, false);
+        t
     }
 
     /// Talks to a running supervisor until it ends or is lost; then sweeps the case.
@@ -161,11 +166,12 @@ impl Supervised<'_> {
                     heard = mono_ns();
                     match msg {
                         FromSupervisor::NeedCpu => {
-                            token = Some(
-                                first
-                                    .take()
-                                    .unwrap_or_else(|| cpu_tokens().acquire(self.rank)),
-                            );
+                            token = Some(first.take().unwrap_or_else(|| {
+                                self.progress.waiting_for_cpu(true, true);
+                                let t = cpu_tokens().acquire(self.rank);
+                                self.progress.waiting_for_cpu(false, true);
+                                t
+                            }));
                             self.progress.busy(true);
                             send(lifeline, &ToSupervisor::Go);
                         }
@@ -175,6 +181,11 @@ impl Supervised<'_> {
                             }
                         }
                         FromSupervisor::Alive => {}
+                        FromSupervisor::HandshakeDone => {
+                            if let Some(p) = self.probe {
+                                p.served();
+                            }
+                        }
                         FromSupervisor::Result { observation } => break End::Result(observation),
                     }
                 }

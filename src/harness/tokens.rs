@@ -9,6 +9,12 @@
 //! windows than the machine has CPUs, and verdicts do not depend on how tests were split into
 //! processes. The kernel drops a dead process's locks, so a crash never leaks a token.
 //!
+//! A fair share between runs: a run that wants tokens (a case waiting for one or holding one)
+//! holds the `flock` on its presence file `run-<pid>.lock` in that directory; a run may hold
+//! at most its share of the slots, `ceil(slots / runs wanting them)`, at least one. So a run
+//! never waits for another run's whole queue: whatever the other has queued, it gets its
+//! share of the CPUs as soon as it asks, and a run alone gets all of them.
+//!
 //! The directory is `$MCP_SHUTDOWN_TOKEN_DIR`, else `<temp dir>/mcp-shutdown-cpu-tokens-<uid>`;
 //! `MCP_SHUTDOWN_TOKEN_DIR=` (empty) keeps tokens within the process, as does a directory that
 //! cannot be created.
@@ -26,9 +32,13 @@ use crate::os::lock::{euid, lock_exclusive, try_lock_exclusive, Flock};
 /// longest-first order holds for tokens too, however the threads happen to wake.
 #[derive(Debug)]
 pub struct Semaphore {
+    size: usize,
     state: Mutex<Queue>,
     cv: Condvar,
 }
+
+/// How often a caller held back by its run's share looks at the other runs again.
+const SHARE_RECHECK: Duration = Duration::from_millis(25);
 
 #[derive(Debug)]
 struct Queue {
@@ -44,6 +54,7 @@ pub struct LocalPermit<'a>(&'a Semaphore);
 impl Semaphore {
     pub fn new(n: usize) -> Self {
         Self {
+            size: n,
             state: Mutex::new(Queue {
                 free: n,
                 waiting: BTreeSet::new(),
@@ -55,13 +66,24 @@ impl Semaphore {
 
     /// Blocks until a permit is free and no caller of a lower rank (or the same rank, come
     /// earlier) is waiting for one.
+    #[cfg(test)]
     pub fn acquire(&self, rank: usize) -> LocalPermit<'_> {
+        self.acquire_within(rank, || usize::MAX)
+    }
+
+    /// [`Self::acquire`], holding at most `limit()` permits at once (asked again while it
+    /// waits: another process's demand changes it).
+    pub fn acquire_within(&self, rank: usize, limit: impl Fn() -> usize) -> LocalPermit<'_> {
         let mut q = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let ticket = (rank, q.arrivals);
         q.arrivals += 1;
         q.waiting.insert(ticket);
-        while q.free == 0 || q.waiting.first() != Some(&ticket) {
-            q = self.cv.wait(q).unwrap_or_else(|p| p.into_inner());
+        while q.free == 0 || q.waiting.first() != Some(&ticket) || self.size - q.free >= limit() {
+            q = self
+                .cv
+                .wait_timeout(q, SHARE_RECHECK)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
         }
         q.waiting.remove(&ticket);
         q.free -= 1;
@@ -85,13 +107,39 @@ pub struct Tokens {
     local: Semaphore,
     slots: usize,
     dir: Option<PathBuf>,
+    presence: Mutex<Presence>,
 }
 
-/// A held token: the local permit and, when tokens are machine-wide, the slot's lock. Both
-/// are given back on drop (the lock by closing its file).
+/// This run's demand for tokens (cases waiting for or holding one) and its presence file,
+/// locked while the demand is not zero.
+#[derive(Debug, Default)]
+struct Presence {
+    demand: usize,
+    file: Option<File>,
+    held: Option<Flock<File>>,
+}
+
+/// A held token: the local permit and, when tokens are machine-wide, the slot's lock. All
+/// are given back on drop (the lock by closing its file), the demand last.
 pub struct Permit<'a> {
     _slot: Option<Flock<File>>,
     _local: LocalPermit<'a>,
+    _demand: Demand<'a>,
+}
+
+/// One case's demand for a token, from asking until giving it back.
+struct Demand<'a>(&'a Tokens);
+
+impl Drop for Demand<'_> {
+    fn drop(&mut self) {
+        let mut p = self.0.presence();
+        p.demand -= 1;
+        if p.demand == 0 {
+            if let Some(held) = p.held.take() {
+                p.file = crate::os::lock::unlock(held);
+            }
+        }
+    }
 }
 
 /// The longest pause between two looks at the slots while all are held.
@@ -101,11 +149,52 @@ impl Tokens {
     /// `n` tokens; machine-wide through the slot files in `dir` when it is given and usable.
     pub fn new(n: usize, dir: Option<PathBuf>) -> Self {
         let dir = dir.filter(|d| std::fs::create_dir_all(d).is_ok());
+        let file = dir.as_deref().and_then(|d| {
+            File::options()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(d.join(presence_name(std::process::id() as i32)))
+                .ok()
+        });
         Self {
             local: Semaphore::new(n),
             slots: n,
             dir,
+            presence: Mutex::new(Presence {
+                file,
+                ..Presence::default()
+            }),
         }
+    }
+
+    fn presence(&self) -> std::sync::MutexGuard<'_, Presence> {
+        self.presence.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A case of this run asks for a token: the run is present while any does.
+    fn want(&self) -> Demand<'_> {
+        let mut p = self.presence();
+        p.demand += 1;
+        if p.held.is_none() {
+            if let Some(f) = p.file.take() {
+                match lock_exclusive(f) {
+                    Ok(held) => p.held = Some(held),
+                    Err(f) => p.file = Some(f),
+                }
+            }
+        }
+        Demand(self)
+    }
+
+    /// How many slots this run may hold now: its share of them among the runs that want
+    /// tokens (itself included), at least one; all of them without a shared directory.
+    fn share(&self) -> usize {
+        let Some(dir) = &self.dir else {
+            return usize::MAX;
+        };
+        let runs = 1 + other_runs_wanting(dir);
+        self.slots.div_ceil(runs).max(1)
     }
 
     /// Whether the tokens are shared with other processes.
@@ -117,11 +206,13 @@ impl Tokens {
     /// Blocks until a token is free for a case of this `rank` (0 first). Waiting is never
     /// timed: the case's clock starts after.
     pub fn acquire(&self, rank: usize) -> Permit<'_> {
-        let local = self.local.acquire(rank);
+        let demand = self.want();
+        let local = self.local.acquire_within(rank, || self.share());
         let slot = self.dir.as_deref().and_then(|d| self.slot(d));
         Permit {
             _slot: slot,
             _local: local,
+            _demand: demand,
         }
     }
 
@@ -164,6 +255,45 @@ impl Tokens {
             backoff = (backoff * 2).min(MAX_BACKOFF);
         }
     }
+}
+
+fn presence_name(pid: i32) -> String {
+    format!("run-{pid}.lock")
+}
+
+/// The other runs whose presence file is locked (they want tokens now). The file of a run
+/// that is gone is removed.
+fn other_runs_wanting(dir: &Path) -> usize {
+    let me = presence_name(std::process::id() as i32);
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut wanting = 0;
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("run-")
+            .and_then(|r| r.strip_suffix(".lock"))
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if name == me {
+            continue;
+        }
+        let Ok(f) = File::options().write(true).open(e.path()) else {
+            continue;
+        };
+        match try_lock_exclusive(f) {
+            Err(_) => wanting += 1,
+            Ok(_idle) => {
+                if !crate::os::lock::pid_alive(pid) {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
+    }
+    wanting
 }
 
 /// Where the slot files are, from `MCP_SHUTDOWN_TOKEN_DIR` (empty: none).
@@ -225,6 +355,44 @@ mod tests {
             2,
             "never more than the 2 slots at once"
         );
+    }
+
+    /// A run that wants tokens caps the other at its share: with 4 slots and two runs
+    /// wanting, each holds at most 2, though a slot is free; when one run stops wanting, the
+    /// other takes them all. (Presence files are per process; the second run here is the
+    /// file of a child process that holds its lock.)
+    #[test]
+    fn a_run_holds_at_most_its_share_while_another_wants_tokens() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = Tokens::new(4, Some(dir.path().to_path_buf()));
+        let _one = a.acquire(0);
+        let _two = a.acquire(0);
+        // Another run wanting a token: a process holding the lock on its presence file.
+        // -o: the lock is flock's own, not inherited by its command.
+        let mut other = std::process::Command::new("flock")
+            .arg("-o")
+            .arg(dir.path().join(presence_name(999_999)))
+            .args(["sleep", "30"])
+            .spawn()
+            .unwrap();
+        let other_wants = || other_runs_wanting(dir.path()) == 1;
+        while !other_wants() {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(a.share(), 2);
+        let third = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let _three = a.acquire(0);
+                third.store(true, Ordering::SeqCst);
+            });
+            std::thread::sleep(Duration::from_millis(300));
+            assert!(!third.load(Ordering::SeqCst), "more than its share");
+            let _ = other.kill();
+            let _ = other.wait();
+        });
+        assert!(third.load(Ordering::SeqCst));
+        assert_eq!(a.share(), 4, "alone, a run may hold every slot");
     }
 
     #[test]

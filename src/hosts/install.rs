@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::HostError;
+use crate::os::command as os;
 
 /// The registry's view of a package: its versions, oldest first, and their dates.
 #[derive(Clone, Debug, Default)]
@@ -14,13 +15,20 @@ pub struct Releases {
     pub dated: Vec<(String, String)>,
 }
 
+/// `npm` with `args` in `dir`, its output captured (in a group the interrupt kills).
+fn npm_in(dir: &Path, args: &[String], stderr: os::Stderr) -> std::io::Result<os::Captured> {
+    os::run_captured(
+        std::ffi::OsStr::new("npm"),
+        args,
+        dir,
+        [("NO_UPDATE_NOTIFIER", "1")],
+        stderr,
+    )
+}
+
 fn npm(args: &[&str]) -> Result<String, HostError> {
-    duct::cmd("npm", args)
-        .env("NO_UPDATE_NOTIFIER", "1")
-        .stderr_null()
-        .stdout_capture()
-        .unchecked()
-        .run()
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    npm_in(Path::new("."), &args, os::Stderr::Separate)
         .map_err(|e| HostError::Registry(format!("npm {}: {e}", args.join(" "))))
         .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
 }
@@ -83,7 +91,7 @@ pub fn ensure(
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).map_err(|e| HostError::io(&tmp, e))?;
     let spec = format!("{package}@{version}");
-    let args: Vec<std::ffi::OsString> = [
+    let args: Vec<String> = [
         "install",
         "--no-audit",
         "--no-fund",
@@ -92,15 +100,10 @@ pub fn ensure(
         "--prefix",
     ]
     .iter()
-    .map(Into::into)
-    .chain([tmp.clone().into_os_string(), spec.clone().into()])
+    .map(|a| a.to_string())
+    .chain([tmp.display().to_string(), spec.clone()])
     .collect();
-    let out = duct::cmd("npm", args)
-        .env("NO_UPDATE_NOTIFIER", "1")
-        .stderr_to_stdout()
-        .stdout_capture()
-        .unchecked()
-        .run()
+    let out = npm_in(parent, &args, os::Stderr::Merged)
         .map_err(|e| HostError::Install(spec.clone(), e.to_string()))?;
     if !out.status.success() {
         let text = String::from_utf8_lossy(&out.stdout);
@@ -115,12 +118,17 @@ pub fn ensure(
     // (Claude Code's install.cjs) are finished by running them once.
     let pkg_dir = tmp.join("node_modules").join(package);
     if pkg_dir.join("install.cjs").is_file() {
-        let _ = duct::cmd("node", ["install.cjs"])
-            .dir(&pkg_dir)
-            .stdout_null()
-            .stderr_null()
-            .unchecked()
-            .run();
+        let _ = os::run_captured(
+            std::ffi::OsStr::new("node"),
+            &["install.cjs".to_string()],
+            &pkg_dir,
+            std::iter::empty::<(&str, &str)>(),
+            os::Stderr::Merged,
+        );
+    }
+    // An interrupted install is not finished: no stamp, the next run redoes it.
+    if crate::os::interrupt::requested() {
+        return Err(HostError::Install(spec, "interrupted".into()));
     }
     let _ = std::fs::remove_dir_all(&dir);
     if let Some(parent) = dir.parent() {

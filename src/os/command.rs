@@ -1,12 +1,13 @@
 //! Process handling for installs (the SDK kits' steps, registry CLIs, the census's npx and
 //! uvx installs): commands run to completion with their output captured or logged, a whole
 //! process group stopped at a deadline, exclusive file locks and symlinks. The callers decide
-//! what to run and what an outcome means; this file only touches the OS.
+//! what to run and what an outcome means; this file only touches the OS. Every command runs in
+//! a process group of its own that the process's interrupt kills ([`super::interrupt`]).
 
 use std::ffi::OsStr;
 use std::fs::{File, OpenOptions};
 use std::path::Path;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{killpg, Signal};
@@ -55,7 +56,7 @@ where
             // One pipe for both, so the order of lines is the order they were written.
             let (reader, writer) = std::io::pipe()?;
             cmd.stdout(writer.try_clone()?).stderr(writer);
-            let mut child = cmd.spawn()?;
+            let (mut child, _tracked) = spawn_tracked(&mut cmd)?;
             // The parent's copies of the write end must go, or the read never ends.
             drop(cmd);
             let mut stdout = Vec::new();
@@ -68,7 +69,8 @@ where
             })
         }
         Stderr::Separate => {
-            let out = cmd.stderr(Stdio::piped()).output()?;
+            let (child, _tracked) = spawn_tracked(cmd.stderr(Stdio::piped()))?;
+            let out = child.wait_with_output()?;
             Ok(Captured {
                 status: out.status,
                 stdout: out.stdout,
@@ -76,6 +78,17 @@ where
             })
         }
     }
+}
+
+/// Spawns `cmd` in a process group of its own, killed as a whole on the process's interrupt;
+/// after the interrupt nothing starts (an `Interrupted` error).
+fn spawn_tracked(cmd: &mut Command) -> std::io::Result<(Child, super::interrupt::Tracked)> {
+    if super::interrupt::requested() {
+        return Err(super::interrupt::refused());
+    }
+    let child = cmd.process_group(0).spawn()?;
+    let tracked = super::interrupt::track_group(child.id());
+    Ok((child, tracked))
 }
 
 /// Runs `program` in its own process group with stdout and stderr appended to `log`; at
@@ -92,15 +105,15 @@ where
     K: AsRef<OsStr>,
     V: AsRef<OsStr>,
 {
-    let mut child = Command::new(program)
-        .args(args)
-        .envs(env)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log.try_clone()?)
-        .process_group(0)
-        .spawn()?;
+    let (mut child, _tracked) = spawn_tracked(
+        Command::new(program)
+            .args(args)
+            .envs(env)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log.try_clone()?),
+    )?;
     let deadline = Instant::now() + timeout;
     loop {
         if let Some(status) = child.try_wait()? {

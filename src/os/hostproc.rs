@@ -48,35 +48,41 @@ fn live() -> std::sync::MutexGuard<'static, Vec<String>> {
     LIVE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Until dropped, SIGINT, SIGTERM and SIGHUP kill every process of every running host (they
-/// are in sessions of their own: a terminal's Ctrl-C never reaches them) and exit 130.
-pub struct InterruptGuard(Option<signal_hook::iterator::Handle>);
+/// Until dropped, the process's interrupt (SIGINT, SIGTERM, SIGHUP) kills every process of
+/// every running host (they are in sessions of their own: a terminal's Ctrl-C never reaches
+/// them) and the command exits `128 + signal` at once ([`super::interrupt`]).
+pub struct InterruptGuard {
+    _hook: super::interrupt::Hook,
+}
 
 pub fn kill_on_interrupt() -> InterruptGuard {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
-        return InterruptGuard(None);
-    };
-    let handle = signals.handle();
-    std::thread::spawn(move || {
-        if signals.forever().next().is_some() {
+    InterruptGuard {
+        _hook: super::interrupt::on_interrupt(|| {
             let markers = live().clone();
             for m in &markers {
                 kill_all(m, &[]);
             }
-            eprintln!("mcp-shutdown: interrupted; every host and server it started was stopped");
-            std::process::exit(crate::exit_codes::INTERRUPTED.into());
-        }
-    });
-    InterruptGuard(Some(handle))
+            // At once: a measurement cut short must not be written as one.
+            let sig = super::interrupt::signal().unwrap_or(libc::SIGINT);
+            std::process::exit(super::interrupt::announce(sig).into());
+        }),
+    }
 }
 
-impl Drop for InterruptGuard {
-    fn drop(&mut self) {
-        if let Some(h) = &self.0 {
-            h.close();
-        }
+/// Spawns a host unless the interrupt came; one that came while it started is killed here
+/// (the hook may have looked for its marker before the process existed).
+fn spawn_unless_interrupted(cmd: &mut Command, marker: &str) -> std::io::Result<Child> {
+    if super::interrupt::requested() {
+        return Err(super::interrupt::refused());
     }
+    let mut child = cmd.spawn()?;
+    if super::interrupt::requested() {
+        let _ = child.kill();
+        kill_all(marker, &[]);
+        let _ = child.wait();
+        return Err(super::interrupt::refused());
+    }
+    Ok(child)
 }
 
 enum TermCmd {
@@ -142,7 +148,7 @@ impl HostProc {
                     Ok(())
                 });
             }
-            let child = cmd.spawn()?;
+            let child = spawn_unless_interrupted(&mut cmd, l.marker)?;
             drop(pty.slave);
             let shell = child.id() as i32;
             let host_pid = find_child(shell, Duration::from_secs(5)).unwrap_or(shell);
@@ -167,7 +173,7 @@ impl HostProc {
         unsafe {
             cmd.pre_exec(|| nix::unistd::setsid().map(|_| ()).map_err(Into::into));
         }
-        let mut child = cmd.spawn()?;
+        let mut child = spawn_unless_interrupted(&mut cmd, l.marker)?;
         let host_pid = child.id() as i32;
         let screen = keep_output(&mut child);
         Ok(Self {

@@ -1,4 +1,4 @@
-//! Advisory file locks (`flock`): the machine-wide CPU-token slots.
+//! Advisory file locks (`flock`): the machine-wide CPU-token slots and the runs sharing them.
 
 use std::fs::File;
 
@@ -21,6 +21,16 @@ pub fn lock_exclusive(mut file: File) -> Result<Flock<File>, File> {
             Err((f, _)) => return Err(f),
         }
     }
+}
+
+/// Gives an exclusive `flock` back, keeping the file open (to take it again later).
+pub fn unlock(held: Flock<File>) -> Option<File> {
+    held.unlock().ok()
+}
+
+/// Is a process with this pid alive (a zombie counts)?
+pub fn pid_alive(pid: i32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// The effective user id, for per-user paths.

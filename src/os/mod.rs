@@ -13,6 +13,7 @@ pub mod diagnose;
 pub mod fdio;
 pub mod hostproc;
 pub mod identify;
+pub mod interrupt;
 pub mod lock;
 pub mod pidfd;
 pub mod procfs;

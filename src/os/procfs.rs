@@ -213,10 +213,14 @@ fn children_of(pid: i32, tids: &[i32]) -> Vec<i32> {
 
 /// Is this thread running, runnable or in uninterruptible sleep (`stat` state R or D)?
 fn task_busy(pid: i32, tid: i32) -> bool {
+    task_state(pid, tid).is_some_and(|c| c == 'R' || c == 'D')
+}
+
+/// One thread's state letter (`R`, `S`, `D`, ...).
+fn task_state(pid: i32, tid: i32) -> Option<char> {
     fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat"))
         .ok()
         .and_then(|s| s.get(s.rfind(')')? + 2..)?.chars().next())
-        .is_some_and(|c| c == 'R' || c == 'D')
 }
 
 /// CPU time and run-queue wait of one thread, nanoseconds (`schedstat`'s first two fields).
@@ -263,6 +267,10 @@ pub struct TreeReading {
     pub queued_ns: u64,
     /// A thread is running, runnable, or in uninterruptible (disk) sleep right now.
     pub busy: bool,
+    /// A thread is runnable and neither ran nor had a wait reported since the last sample:
+    /// it is waiting for a CPU, and the kernel adds that wait to its run-queue time only
+    /// when it gets one. Until then the tree's own time reads too high.
+    pub stalled: bool,
 }
 
 /// CPU time and run-queue wait of a process tree, summed over every thread the tree ever
@@ -287,7 +295,7 @@ impl TreeSampler {
     pub fn sample(&mut self) -> TreeReading {
         let mut pending = vec![self.root];
         let mut seen: Vec<i32> = Vec::new();
-        let mut busy = false;
+        let (mut busy, mut stalled) = (false, false);
         while let Some(p) = pending.pop() {
             if seen.contains(&p) {
                 continue;
@@ -295,10 +303,12 @@ impl TreeSampler {
             seen.push(p);
             let tids = tasks(p);
             for &t in &tids {
+                let state = task_state(p, t);
                 if let Some(v) = task_schedstat(p, t) {
-                    self.last.insert(t, v);
+                    let before = self.last.insert(t, v);
+                    stalled = stalled || (state == Some('R') && before == Some(v));
                 }
-                busy = busy || task_busy(p, t);
+                busy = busy || matches!(state, Some('R' | 'D'));
             }
             pending.extend(children_of(p, &tids));
         }
@@ -310,6 +320,7 @@ impl TreeSampler {
             cpu_ns,
             queued_ns,
             busy,
+            stalled,
         }
     }
 }

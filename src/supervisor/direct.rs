@@ -120,6 +120,7 @@ fn start(
             Ok(h) => {
                 result.handshake = Some(h);
                 result.server_process = identify::server_process(run.child.id() as i32);
+                link.handshake_done();
                 link.need_cpu();
             }
             Err((e, bound)) => {

@@ -96,5 +96,6 @@ fn sampled(sampler: &mut TreeSampler) -> Event {
         cpu_ns: r.cpu_ns,
         queued_ns: r.queued_ns,
         busy: r.busy,
+        stalled: r.stalled,
     })
 }

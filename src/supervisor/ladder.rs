@@ -22,6 +22,9 @@ pub use crate::model::SLICE_MS;
 /// A slice in which the tree used or queued for less than this share of it (5 %) is idle.
 const IDLE_SHARE: u64 = 20;
 const MS: u64 = 1_000_000;
+/// How soon a wait whose own time is up looks again while the kernel has a thread's wait
+/// for a CPU still to report.
+pub const CONFIRM_MS: u64 = 10;
 
 /// The wall-clock backstop of a wait of `own_ms`: far beyond any load a verdict could meet.
 pub fn wall_cap_ms(own_ms: u64) -> u64 {
@@ -57,6 +60,9 @@ pub struct TreeSample {
     pub queued_ns: u64,
     /// Some thread is running, runnable or in uninterruptible (disk) sleep right now.
     pub busy: bool,
+    /// Some thread waits for a CPU and the kernel has not reported that wait yet (see
+    /// `procfs::TreeReading::stalled`): the own time read now is too high.
+    pub stalled: bool,
 }
 
 /// What the driver reports back.
@@ -257,8 +263,17 @@ impl Ladder {
                 step.wait_ms.saturating_sub(own_ms),
             ),
         };
-        if done || wall_ms >= cap {
+        if wall_ms >= cap {
             return None;
+        }
+        if done {
+            // Only once the kernel has caught up: a thread still waiting for a CPU has a wait
+            // that comes off the own time when it is reported. Look again shortly; what it
+            // reports extends the wait (bounded by the cap).
+            return self
+                .last
+                .stalled
+                .then_some(Duration::from_millis(CONFIRM_MS));
         }
         Some(Duration::from_millis(SLICE_MS.min(left_ms).max(1)))
     }

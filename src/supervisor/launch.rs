@@ -185,9 +185,17 @@ impl Deadline for OwnTime<'_> {
         }
         (self.last_ns, self.last, self.last_bytes) = (now, r, bytes);
         let wall_ms = now.saturating_sub(self.start_ns) / 1_000_000;
-        let spent =
-            self.own_ns / 1_000_000 >= self.budget_ms || wall_ms >= wall_cap_ms(self.budget_ms);
-        (!spent).then_some(Duration::from_millis(50))
+        if wall_ms >= wall_cap_ms(self.budget_ms) {
+            return None;
+        }
+        if self.own_ns / 1_000_000 >= self.budget_ms {
+            // Spent only once the kernel has reported a starved thread's wait (as a ladder's
+            // wait: see `ladder::CONFIRM_MS`).
+            return r
+                .stalled
+                .then_some(Duration::from_millis(ladder::CONFIRM_MS));
+        }
+        Some(Duration::from_millis(50))
     }
 
     fn counted_ms(&self) -> u64 {

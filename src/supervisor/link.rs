@@ -141,6 +141,11 @@ impl Link {
         set_deadline(self.deadline_ms);
     }
 
+    /// The server completed its handshake.
+    pub fn handshake_done(&self) {
+        Self::say(&FromSupervisor::HandshakeDone);
+    }
+
     /// Gives the token back, if this case holds one.
     pub fn free_cpu(&self) {
         if !self.stamps.holding() {

@@ -59,6 +59,9 @@ pub enum FromSupervisor {
     FreeCpu,
     /// Sent every second: a supervisor that stops sending (stopped, hung) is lost.
     Alive,
+    /// The server completed its handshake: it can be launched (the run's other cases of
+    /// this server, held back in case it could not, go).
+    HandshakeDone,
     /// The case's outcome; the last line.
     Result { observation: Box<Observation> },
 }

@@ -89,6 +89,7 @@ fn until_ready(
                 result.handshake = Some(handshake);
                 let root = server.as_ref().map(Pidfd::pid);
                 result.server_process = root.and_then(identify::server_process);
+                link.handshake_done();
                 *record = stdout;
                 // Taken again if the server sat idle in its handshake and gave it back.
                 link.need_cpu();

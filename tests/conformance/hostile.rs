@@ -218,3 +218,68 @@ fn a_sigterm_to_the_servers_children_alone_ends_what_it_started() {
     let r = run(leaks, "close:qwen-code");
     assert_eq!(r.leftovers.len(), 1, "{:#?}", r.leftovers);
 }
+
+/// Fail fast: a server that cannot be launched, exits before its handshake or never answers
+/// it is found by one case (its probe); its other endings with a handshake carry the same
+/// cause without being launched again, and only the probe holds the server's stderr. The
+/// per-ending rows stay (same ids, same verdict classes as when each was launched).
+#[test]
+fn a_server_that_cannot_come_up_is_launched_once() {
+    let mark = crate::support::fresh_mark();
+    let servers = [
+        "hostile-missing-command",
+        "hostile-silent",
+        "hostile-crash-at-start",
+    ];
+    let cases: Vec<mcp_shutdown_conformance::Case> = servers
+        .iter()
+        .flat_map(|name| {
+            let m =
+                mcp_shutdown_conformance::manifest::load_file(&hostile(&name["hostile-".len()..]))
+                    .unwrap();
+            mcp_shutdown_conformance::Case::all_default(&m)
+        })
+        .collect();
+    let began = std::time::Instant::now();
+    let report = crate::support::harness()
+        .server_env(crate::support::MARK, &mark)
+        .run(&cases);
+    println!(
+        "3 servers that cannot come up × their endings: {:?}",
+        began.elapsed()
+    );
+    crate::support::assert_nothing_left(&mark, "servers that cannot come up");
+    for server in [
+        "hostile-missing-command",
+        "hostile-silent",
+        "hostile-crash-at-start",
+    ] {
+        let rows: Vec<_> = report
+            .results
+            .iter()
+            .filter(|r| r.server == server && r.scenario.to_string() != "stdin-null")
+            .collect();
+        assert_eq!(
+            rows.len(),
+            cases.len() / 3 - 1,
+            "{server}: a row per ending"
+        );
+        let launched: Vec<_> = rows.iter().filter(|r| r.wall_ms > 0.0).collect();
+        assert_eq!(launched.len(), 1, "{server}: launched once");
+        let probe = launched[0];
+        let kind = probe.error.as_ref().unwrap().kind;
+        for r in &rows {
+            let e = r.error.as_ref().unwrap();
+            assert_eq!(e.kind, kind, "{server} × {}: the probe's cause", r.scenario);
+            if r.wall_ms == 0.0 {
+                assert!(
+                    e.message
+                        .starts_with(&format!("as its `{}` case: ", probe.scenario)),
+                    "{}",
+                    e.message
+                );
+                assert!(r.stderr_tail.is_empty(), "stderr is the probe's alone");
+            }
+        }
+    }
+}

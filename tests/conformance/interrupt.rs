@@ -78,7 +78,11 @@ fn killing_the_harness_mid_run_leaves_nothing(#[case] signal: i32) {
     unsafe_free_kill(harness.id() as i32, signal);
     let status = harness.wait().unwrap();
     if signal != libc_signal::KILL {
-        assert_eq!(status.code(), Some(130), "an interrupted run exits 130");
+        assert_eq!(
+            status.code(),
+            Some(128 + signal),
+            "an interrupted run exits 128 + n"
+        );
     }
     wait_for(
         "every marked process to go away",
@@ -90,6 +94,7 @@ fn killing_the_harness_mid_run_leaves_nothing(#[case] signal: i32) {
 
 fn unsafe_free_kill(pid: i32, signal: i32) {
     let sig = match signal {
+        libc_signal::HUP => mcp_shutdown_conformance::model::SignalName::Hup,
         libc_signal::INT => mcp_shutdown_conformance::model::SignalName::Int,
         libc_signal::TERM => mcp_shutdown_conformance::model::SignalName::Term,
         _ => mcp_shutdown_conformance::model::SignalName::Kill,
@@ -98,9 +103,62 @@ fn unsafe_free_kill(pid: i32, signal: i32) {
 }
 
 mod libc_signal {
+    pub const HUP: i32 = 1;
     pub const INT: i32 = 2;
     pub const KILL: i32 = 9;
     pub const TERM: i32 = 15;
+}
+
+/// A fixture whose setup is slow, on a cold cache: the signal kills the setup's whole group
+/// at once (its `sleep 30` never finishes), nothing else starts, no stamp says it is set up,
+/// and the run exits `128 + n`. The bounds are generous: what is asserted is that the run
+/// did not wait for the setup, not how fast it stopped.
+#[rstest]
+#[case::sigint(libc_signal::INT)]
+#[case::sigterm(libc_signal::TERM)]
+#[case::sighup(libc_signal::HUP)]
+fn an_interrupt_kills_a_running_setup_and_stamps_nothing(#[case] signal: i32) {
+    let mark = format!("setup-{signal}-{}", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("slow.toml"),
+        "name = \"slow-setup\"\ncommand = \"sh\"\nargs = [\"-c\", \"cat\"]\n\n\
+         [setup]\ncommand = [\"sh\", \"-c\", \"sleep 30 && touch out\"]\noutputs = [\"out\"]\n",
+    )
+    .unwrap();
+    let mut run = Command::new(env!("CARGO_BIN_EXE_mcp-shutdown"))
+        .args(["run", "--format", "json", "--no-baseline", "--manifest"])
+        .arg(dir.path().join("slow.toml"))
+        .env(MARK, &mark)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let sleeping = || marked(&mark).iter().any(|(_, c)| c.contains("sleep 30"));
+    wait_for(
+        "the setup to start",
+        Duration::from_secs(60),
+        &mark,
+        sleeping,
+    );
+    let sent = Instant::now();
+    unsafe_free_kill(run.id() as i32, signal);
+    let status = run.wait().unwrap();
+    assert!(
+        sent.elapsed() < Duration::from_secs(20),
+        "the run waited for its setup: {:?}",
+        sent.elapsed()
+    );
+    assert_eq!(status.code(), Some(128 + signal), "{status:?}");
+    wait_for(
+        "the setup's processes to go away",
+        Duration::from_secs(10),
+        &mark,
+        || marked(&mark).is_empty(),
+    );
+    for left in [".mcp-shutdown-setup.stamp", "out"] {
+        assert!(!dir.path().join(left).exists(), "{left} was written");
+    }
 }
 
 /// A server that SIGKILLs the harness itself (the parent of its supervisor): the run dies,

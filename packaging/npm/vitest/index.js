@@ -13,6 +13,8 @@ const path = require('node:path');
 const CONFORMS = 0;
 const MISSED = 1;
 const INTERRUPTED = 130;
+// 128 + signal: SIGHUP, SIGINT, SIGTERM.
+const INTERRUPTED_CODES = [129, INTERRUPTED, 143];
 
 // The rules behind toLeaveNothingRunning: the server outliving its client, and processes it
 // started outliving it.
@@ -170,7 +172,7 @@ async function checkShutdown(command, options = {}) {
   } catch (e) {
     throw new Error(`checkShutdown: cannot run ${bin}: ${e.message} (npm install mcp-shutdown-conformance, or set MCP_SHUTDOWN_BIN)`);
   }
-  if (done.code === INTERRUPTED) throw new Error('checkShutdown: interrupted');
+  if (INTERRUPTED_CODES.includes(done.code)) throw new Error('checkShutdown: interrupted');
   let report = null;
   if (done.code === CONFORMS || done.code === MISSED || done.stdout.trimStart().startsWith('{')) {
     try {

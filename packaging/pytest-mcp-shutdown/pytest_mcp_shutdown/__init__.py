@@ -23,6 +23,8 @@ __all__ = ["check", "find_binary", "Missed", "Result", "NonConformance", "Cannot
 
 # The binary's exit codes (README, "Exit codes").
 CONFORMS, MISSED, USAGE_OR_HARNESS, INTERRUPTED = 0, 1, 2, 130
+# 128 + signal: SIGHUP, SIGINT, SIGTERM.
+INTERRUPTED_CODES = (129, INTERRUPTED, 143)
 
 
 class CannotCheck(Exception):
@@ -190,7 +192,7 @@ def check(
         done = _run(argv, cwd, env)
     except FileNotFoundError as e:
         raise CannotCheck(f"cannot run {exe}: {e.strerror}") from None
-    if done.returncode == INTERRUPTED:
+    if done.returncode in INTERRUPTED_CODES:
         raise KeyboardInterrupt
     report = None
     text = ""

@@ -37,18 +37,20 @@ fn run(steps: Vec<Step>, sim: Sim) -> (Vec<Command>, Ended) {
     let mut seen = Vec::new();
     let mut started = None::<u64>;
     let (mut slices, mut unreported) = (0u64, 0u64);
-    let sample = |now, cpu, queued, busy| {
+    // Queueing not reported yet is a thread still waiting for a CPU: stalled.
+    let sample = |now, cpu, queued, busy, unreported: u64| {
         Event::Sampled(TreeSample {
             now_ns: now,
             cpu_ns: cpu,
             queued_ns: queued,
             busy,
+            stalled: unreported > 0,
         })
     };
     while let Some(cmd) = pending.pop_front() {
         seen.push(cmd.clone());
         let ev = match cmd {
-            Command::Sample => Some(sample(now, cpu, queued, false)),
+            Command::Sample => Some(sample(now, cpu, queued, false, 0)),
             Command::Perform(_) => {
                 started.get_or_insert(now);
                 Some(Event::Performed { at_ns: now })
@@ -73,7 +75,7 @@ fn run(steps: Vec<Step>, sim: Sim) -> (Vec<Command>, Ended) {
                             queued += std::mem::take(&mut unreported);
                         }
                         now = end;
-                        Some(sample(now, cpu, queued, busy))
+                        Some(sample(now, cpu, queued, busy, unreported))
                     }
                 }
             }
@@ -215,6 +217,34 @@ fn queueing_the_kernel_reports_in_lumps_does_not_count_as_the_servers_time() {
             exit_at: Some(30_000),
             busy_ms: 30_000,
             ..sim
+        },
+    );
+    assert_eq!(e.stage, Stage::Sigterm, "{:?}", e.steps);
+}
+
+/// The kernel reports a starved thread's wait only when it gets a CPU: a wait whose own
+/// time looks up while a thread still waits looks again until the report lands, and what
+/// it reports extends the wait. Queued 30 % of the time, reported in 3 s lumps: the server
+/// exits at 2.6 s of wall time after 1.8 s of its own, within the 2 s grace.
+#[test]
+fn a_wait_ends_only_once_the_kernel_has_reported_the_queueing() {
+    let sim = Sim {
+        exit_at: Some(2_600),
+        busy_ms: 2_600,
+        queued_share: 30,
+        report_every: 60,
+    };
+    let (seen, e) = run(spec_ladder(), sim);
+    assert_eq!(e.stage, Stage::Eof, "{:?}", e.steps);
+    assert!(seen.contains(&Command::Wait(Duration::from_millis(CONFIRM_MS))));
+    // Nothing stalled, the wait ends on its own time as before: a 3 s server gets SIGTERM.
+    let (_, e) = run(
+        spec_ladder(),
+        Sim {
+            exit_at: Some(3_000),
+            busy_ms: 3_000,
+            queued_share: 0,
+            report_every: 1,
         },
     );
     assert_eq!(e.stage, Stage::Sigterm, "{:?}", e.steps);
