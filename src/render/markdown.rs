@@ -52,7 +52,7 @@ pub fn render(report: &Report) -> String {
     );
     host_view(report, &mut out);
     super::history::markdown(report, &mut out);
-    super::what_if::markdown(report, &mut out);
+    with_sdk(report, &mut out);
     fix_section(report, &mut out);
     findings_section(report, &mut out);
     // Provenance last, and only where it fits under the comment limit.
@@ -352,6 +352,26 @@ fn rank(s: Status) -> u8 {
         Status::Failure => 0,
         Status::Warning => 1,
         _ => 2,
+    }
+}
+
+/// `census --with-sdk`'s section: the sentence, then a table of every server.
+fn with_sdk(report: &Report, out: &mut String) {
+    for w in &report.with_sdk {
+        let _ = writeln!(
+            out,
+            "### {}\n\n**{}**\n",
+            escape(&super::what_if::title(w)),
+            escape(&super::what_if::summary(w))
+        );
+        out.push_str(
+            "| server | SDK before | result | endings before → after |\n|---|---|---|---|\n",
+        );
+        for s in &w.servers {
+            let cells = super::what_if::row(w, s).map(|c| escape(&c));
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+        out.push('\n');
     }
 }
 

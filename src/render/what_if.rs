@@ -4,7 +4,6 @@
 
 use std::fmt::Write as _;
 
-use super::md::escape;
 use super::present::ms;
 use crate::model::{EndingPair, Report, Stage, WhatIf, WhatIfServer};
 
@@ -176,55 +175,29 @@ pub fn text(report: &Report, out: &mut String) {
     }
 }
 
-/// The Markdown section: the sentence, then a table of every server.
-pub fn markdown(report: &Report, out: &mut String) {
-    for w in &report.with_sdk {
-        let _ = writeln!(
-            out,
-            "### With {}\n\n**{}**\n",
-            escape(&head(w)),
-            escape(&summary(w))
-        );
-        out.push_str(
-            "| server | SDK before | result | endings before → after (the changed ones) |\n|---|---|---|---|\n",
-        );
-        for s in &w.servers {
-            let (result, endings) = match &s.untouched {
-                Some(u) => (format!("untouched: {}", u.label(&w.package)), String::new()),
-                None => match &s.no_verdict {
-                    Some(why) => (format!("no verdict: {why}"), String::new()),
-                    None if s.undecided() => {
-                        let differ: Vec<String> = s
-                            .endings
-                            .iter()
-                            .filter(|e| e.before != e.after)
-                            .map(pair)
-                            .collect();
-                        ("undecided: re-run".to_string(), differ.join("; "))
-                    }
-                    None if s.changed() => {
-                        let changed: Vec<String> =
-                            s.endings.iter().filter(|e| e.changed()).map(pair).collect();
-                        ("changed".to_string(), changed.join("; "))
-                    }
-                    None => ("unchanged".to_string(), same(s)),
-                },
-            };
-            let mut result = result;
-            if !s.not_replaced.is_empty() {
-                let _ = write!(result, " ({} cop(ies) not replaced)", s.not_replaced.len());
-            }
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} |",
-                escape(&s.server),
-                escape(&before_versions(s)),
-                escape(&result),
-                escape(&endings)
-            );
-        }
-        out.push('\n');
+/// The Markdown table's cells of one server, unescaped: server, SDK before, result, the
+/// endings that differ (or the unchanged ones). `render::markdown` escapes and writes them.
+pub fn row(w: &WhatIf, s: &WhatIfServer) -> [String; 4] {
+    let differ = |keep: &dyn Fn(&EndingPair) -> bool| -> String {
+        let v: Vec<String> = s.endings.iter().filter(|e| keep(e)).map(pair).collect();
+        v.join("; ")
+    };
+    let (mut result, endings) = match (&s.untouched, &s.no_verdict) {
+        (Some(u), _) => (format!("untouched: {}", u.label(&w.package)), String::new()),
+        (None, Some(why)) => (format!("no verdict: {why}"), String::new()),
+        _ if s.undecided() => ("undecided: re-run".into(), differ(&|e| e.before != e.after)),
+        _ if s.changed() => ("changed".into(), differ(&EndingPair::changed)),
+        _ => ("unchanged".into(), same(s)),
+    };
+    if !s.not_replaced.is_empty() {
+        let _ = write!(result, " ({} cop(ies) not replaced)", s.not_replaced.len());
     }
+    [s.server.clone(), before_versions(s), result, endings]
+}
+
+/// The Markdown section's heading: `With <line> <replacement> in place of ...`.
+pub fn title(w: &WhatIf) -> String {
+    format!("With {}", head(w))
 }
 
 #[cfg(test)]
@@ -323,12 +296,13 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("untouched  time: a pypi package"), "{t}");
-        let mut md = String::new();
-        markdown(&report, &mut md);
-        assert!(
-            md.contains("| gitlab | 1.32.2 | changed | close: sigterm"),
-            "{md}"
+        let w = what_if();
+        let rows: Vec<[String; 4]> = w.servers.iter().map(|s| row(&w, s)).collect();
+        assert_eq!(rows[0][..3], ["gitlab", "1.32.2", "changed"]);
+        assert!(rows[0][3].starts_with("close: sigterm"), "{:?}", rows[0]);
+        assert_eq!(
+            rows[2][2],
+            "untouched: a pypi package: the SDK's registry is another"
         );
-        assert_eq!(md.matches("\n| ").count(), 4, "{md}");
     }
 }
