@@ -5,9 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::{
-    Ending, ErrorKind, JudgedCase, NotTestable, NotTestableReason, Report, ScenarioId,
-};
+use crate::model::{ErrorKind, JudgedCase, NotTestable, NotTestableReason, Report};
 
 /// The errors of a server that refused what it was given.
 fn refused(kind: ErrorKind) -> bool {
@@ -20,7 +18,7 @@ fn refused(kind: ErrorKind) -> bool {
 /// Did any run of this case get as far as a session (or, for `stdin-null`, is there no
 /// handshake to look at)?
 fn started(r: &JudgedCase) -> bool {
-    if r.scenario == ScenarioId::Ending(Ending::StdinNull) {
+    if r.scenario.ending().stdin_null() {
         return false;
     }
     let any_run_ok = r

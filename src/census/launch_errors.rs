@@ -5,7 +5,7 @@
 //! launcher says so in its own words. That is the listing's mistake, not the server's: its
 //! cases are reported as not testable, owned by the listing, and counted apart.
 
-use crate::model::{Ending, ErrorKind, JudgedCase, NotTestable, NotTestableReason, Report};
+use crate::model::{ErrorKind, JudgedCase, NotTestable, NotTestableReason, Report};
 
 /// The launchers' own words for "that executable is not in this package", as uv (`uvx`,
 /// `uv tool run`) and npm (`npx`, `npm exec`) print them, across their releases.
@@ -48,7 +48,7 @@ pub fn launcher_said(stderr: &str) -> Option<String> {
 
 /// Did this run of a case reach the server at all? (`stdin-null` has no handshake to say.)
 fn reached_a_session(r: &JudgedCase) -> bool {
-    r.scenario != crate::model::ScenarioId::Ending(Ending::StdinNull)
+    !r.scenario.ending().stdin_null()
         && (r.handshake.is_some()
             || r.error.is_none()
             || r.repeat

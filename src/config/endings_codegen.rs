@@ -33,6 +33,7 @@ struct Ending {
     summary: String,
     default: bool,
     terminal: bool,
+    stdin_null: bool,
     host_label: Option<String>,
 }
 
@@ -79,6 +80,10 @@ fn endings(toml_text: &str) -> Result<Vec<Ending>, String> {
             summary: text("summary").unwrap_or_default(),
             default: e.get("default").and_then(|v| v.as_bool()).unwrap_or(true),
             terminal: driver == "terminal",
+            stdin_null: e
+                .get("stdin_null")
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false),
             host_label: text("host_label"),
             id,
         });
@@ -122,6 +127,23 @@ fn ids(endings: &[Ending]) -> String {
             "            Ending::{} => {},",
             variant(&e.id),
             e.terminal
+        );
+    }
+    s += &lines(&[
+        "        }",
+        "    }",
+        "",
+        "    /// The server starts with stdin at end-of-file (`stdin_null`): no handshake, so",
+        "    /// nothing is learnt of the server from its start-up.",
+        "    pub fn stdin_null(self) -> bool {",
+        "        match self {",
+    ]);
+    for e in endings {
+        let _ = writeln!(
+            s,
+            "            Ending::{} => {},",
+            variant(&e.id),
+            e.stdin_null
         );
     }
     s += &lines(&[
@@ -176,6 +198,7 @@ pub fn generate(endings_toml: &str) -> Generated {
                 )
                 + "impl Ending { pub const DEFAULTS: &'static [Ending] = &[]; \
                    pub fn in_terminal(self) -> bool { false } \
+                   pub fn stdin_null(self) -> bool { false } \
                    pub fn host_label(self) -> Option<&'static str> { None } }\n",
             cases: "macro_rules! with_default_endings { ($m:ident) => {}; }\n".into(),
         },

@@ -121,10 +121,10 @@ pub fn view(report: &Report) -> Option<HostView<'_>> {
         return None;
     }
     // The terminal endings answer "what if my user closes the terminal or hits Ctrl-C".
-    for (e, label) in [
-        (Ending::Sighup, "terminal closed"),
-        (Ending::CtrlC, "Ctrl-C"),
-    ] {
+    let labelled = Ending::ALL
+        .iter()
+        .filter_map(|e| Some((*e, e.host_label()?)));
+    for (e, label) in labelled {
         if let Some(r) = report
             .results
             .iter()

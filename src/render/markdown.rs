@@ -4,13 +4,12 @@
 use std::fmt::Write as _;
 
 use super::hosts::{self, is_host_scenario};
+use super::md::{escape, escape_message};
 use super::present::{
     axes, cells, emoji, emoji_of, first_held, fix_heading, fixes_of, left_behind, leftovers, ms,
     outcome, runs_line,
 };
-use super::md::{escape, escape_message};
 use crate::model::{JudgedCase, Outcome, Report, RuleId, Status};
-
 
 /// Findings stop before the output reaches this many bytes (a GitHub comment holds 65,536
 /// characters; a job summary 1 MiB).

@@ -10,9 +10,7 @@ use askama::Template;
 use super::badge::{self, Badge, Scope};
 use super::hosts::{self, Cell as HostCell};
 use super::present::{axes, could_not_run, judged, main_owner, visible, RE_RUN};
-use crate::model::{
-    Ending, ErrorKind, JudgedCase, NotTestableReason, Owner, Report, ScenarioId, ServerInfo, Status,
-};
+use crate::model::{ErrorKind, JudgedCase, NotTestableReason, Owner, Report, ServerInfo, Status};
 
 /// A server's worst verdict over all its cases, as the leaderboard ranks it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -84,7 +82,7 @@ pub fn worst(cases: &[&JudgedCase]) -> Worst {
     let sessions: Vec<&JudgedCase> = cases
         .iter()
         .copied()
-        .filter(|r| r.scenario != ScenarioId::Ending(Ending::StdinNull))
+        .filter(|r| !r.scenario.ending().stdin_null())
         .collect();
     let could_not_run = |r: &&JudgedCase| {
         r.error
