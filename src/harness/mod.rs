@@ -2,8 +2,8 @@
 //! supervisor processes and judges them.
 
 pub(crate) mod embedded;
-pub mod identify;
 mod gate;
+pub mod identify;
 pub mod locate;
 mod progress;
 pub mod scheduler;
