@@ -169,8 +169,10 @@ fn a_patched_local_sdk_exits_on_eof_where_the_release_does_not() {
         stderr.contains("sdk [3/3]"),
         "one progress line per version: {stderr}"
     );
+    // The JSON went to its --output file, not to the terminal too.
+    assert!(out.stdout.is_empty(), "{stderr}");
     let (report, local) = release_needs_sigterm_fix_exits_on_eof(
-        &out.stdout,
+        &std::fs::read(tmp.path().join("report.json")).unwrap(),
         &stderr,
         "typescript-1.24.0-timer",
         "typescript-local-",

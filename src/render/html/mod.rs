@@ -136,6 +136,36 @@ mod tests {
     use super::*;
     use crate::test_support as fixture;
 
+    /// The fixes come before the cases, with what held the server and the lines; where the
+    /// ladders come from comes after them, folded.
+    #[test]
+    fn fixes_first_provenance_last() {
+        use crate::model::Stage;
+        let mut rep = fixture::report();
+        rep.results.push(fixture::result(
+            "timer",
+            "close:vscode",
+            Stage::Sigterm,
+            10003.0,
+        ));
+        rep.profiles = crate::config::profiles::Profiles::bundled()
+            .infos(rep.results.iter().map(|r| &r.scenario));
+        let html = render(&rep);
+        let at = |s: &str| html.find(s).unwrap_or_else(|| panic!("no {s}"));
+        assert!(at("<h2>How to fix</h2>") < at("<h2>Cases</h2>"));
+        assert!(at("<h2>Cases</h2>") < at("<details><summary><b>Where the ladders come from"));
+        assert!(html.contains("read from /proc before escalating): pid 4242; runtime node"));
+        assert!(
+            html.contains("<code>process.exit(0)</code>"),
+            "code spans in the text"
+        );
+        assert!(html.contains("<pre><code>let shuttingDown = false;"));
+        assert!(
+            !html.contains("observed in public reports</"),
+            "measured and read ladders say so"
+        );
+    }
+
     #[test]
     fn one_timeline_per_result() {
         let rep = fixture::report();

@@ -308,7 +308,8 @@ pub(super) struct FixView {
 
 pub(super) struct FixItem {
     pub heading: String,
-    pub text: String,
+    /// The text in parts, each `(is code, words)`: its `code spans` shown as code.
+    pub text: Vec<(bool, String)>,
     /// (lines, the file they are from)
     pub code: Option<(String, String)>,
 }
@@ -325,7 +326,7 @@ pub(super) fn fix_views(report: &Report) -> Vec<FixView> {
                 .iter()
                 .map(|f| FixItem {
                     heading: visible(&fix_heading(f)),
-                    text: visible(&f.text),
+                    text: code_spans(&visible(&f.text)),
                     code: f
                         .code
                         .as_ref()
@@ -333,5 +334,20 @@ pub(super) fn fix_views(report: &Report) -> Vec<FixView> {
                 })
                 .collect(),
         })
+        .collect()
+}
+
+/// `a `b` c` → `[(false, "a "), (true, "b"), (false, " c")]`; an unbalanced backtick stays
+/// text.
+fn code_spans(s: &str) -> Vec<(bool, String)> {
+    let parts: Vec<&str> = s.split('`').collect();
+    if parts.len().is_multiple_of(2) {
+        return vec![(false, s.to_string())];
+    }
+    parts
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(i, p)| (i % 2 == 1, p.to_string()))
         .collect()
 }
