@@ -87,7 +87,7 @@ pub fn ensure(setup: &Setup) -> Result<(), SetupError> {
     let key = key(setup)?;
     let lock_path = setup.cwd.join(LOCK);
     // Released when `_locked` is dropped; threads of one process exclude each other too.
-    let _locked = crate::os::command::lock_exclusive(&lock_path).map_err(|e| SetupError::Lock {
+    let _locked = crate::os::lock::lock_path(&lock_path).map_err(|e| SetupError::Lock {
         path: lock_path.display().to_string(),
         source: e,
     })?;

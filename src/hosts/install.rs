@@ -82,8 +82,7 @@ pub fn ensure(
         parent.join(name)
     };
     let lock_path = beside(".lock");
-    let _lock =
-        crate::os::command::lock_exclusive(&lock_path).map_err(|e| HostError::io(&lock_path, e))?;
+    let _lock = crate::os::lock::lock_path(&lock_path).map_err(|e| HostError::io(&lock_path, e))?;
     if dir.join(".installed").is_file() && exe.exists() {
         return Ok((exe, false));
     }

@@ -5,7 +5,7 @@
 //! a process group of its own that the process's interrupt kills ([`super::interrupt`]).
 
 use std::ffi::OsStr;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -131,29 +131,6 @@ where
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-}
-
-/// An exclusive advisory lock on a file, held until dropped. flock locks belong to the open
-/// file description, so threads of one process exclude each other as processes do, and the
-/// lock goes when the process dies.
-#[derive(Debug)]
-pub struct FileLock(
-    #[expect(
-        dead_code,
-        reason = "held, never read: the lock lasts as long as the file is open"
-    )]
-    File,
-);
-
-/// Waits for the exclusive lock on `path`, creating the file (not its directory) if needed.
-pub fn lock_exclusive(path: &Path) -> std::io::Result<FileLock> {
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)?;
-    file.lock()?;
-    Ok(FileLock(file))
 }
 
 /// Creates `link` pointing at `target` (copies of checkouts keep their links as links).

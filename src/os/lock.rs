@@ -1,4 +1,7 @@
-//! Advisory file locks (`flock`): the machine-wide CPU-token slots and the runs sharing them.
+//! Advisory file locks (`flock`), the one kind the tool takes: install-once caches (fixture
+//! setups, kits, census installs, hosts), the machine-wide CPU-token slots and the runs
+//! sharing them. flock locks belong to the open file description, so threads of one process
+//! exclude each other as processes do, and the lock goes when the process dies.
 
 use std::fs::File;
 
@@ -21,6 +24,19 @@ pub fn lock_exclusive(mut file: File) -> Result<Flock<File>, File> {
             Err((f, _)) => return Err(f),
         }
     }
+}
+
+/// An exclusive lock on a file, held until dropped.
+pub type FileLock = Flock<File>;
+
+/// Waits for the exclusive lock on `path`, creating the file (not its directory) if needed.
+pub fn lock_path(path: &std::path::Path) -> std::io::Result<FileLock> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)?;
+    lock_exclusive(file).map_err(|_| std::io::Error::last_os_error())
 }
 
 /// Gives an exclusive `flock` back, keeping the file open (to take it again later).

@@ -83,13 +83,13 @@ pub(super) fn read_tail(log: &mut File) -> String {
 /// Holds an exclusive lock on `locks/<key>.lock` until dropped. The lock belongs to the open
 /// file, so it is released if the process dies, and threads of one process exclude each
 /// other as separate processes do.
-pub(super) type Lock = os::FileLock;
+pub(super) type Lock = crate::os::lock::FileLock;
 
 pub(super) fn lock(cache: &Path, key: &str) -> Result<Lock, InstallError> {
     let dir = cache.join("locks");
     fs::create_dir_all(&dir).map_err(io_err(&dir))?;
     let path = dir.join(format!("{key}.lock"));
-    os::lock_exclusive(&path).map_err(io_err(&path))
+    crate::os::lock::lock_path(&path).map_err(io_err(&path))
 }
 
 pub(super) fn stamp_content(steps: &[Step]) -> String {

@@ -5,7 +5,7 @@ use super::*;
 use crate::os::command as os;
 
 /// An exclusive advisory lock on a directory's lock file, held until dropped.
-pub(super) type DirLock = os::FileLock;
+pub(super) type DirLock = crate::os::lock::FileLock;
 
 /// The kit's cache-wide lock (`exclusive`), if it names one.
 pub(super) fn exclusive(kit: &Kit, cache: &Path) -> Result<Option<DirLock>, NotTestable> {
@@ -26,7 +26,7 @@ pub(super) fn lock(path: &Path) -> Result<DirLock, NotTestable> {
     if let Some(p) = path.parent() {
         fs::create_dir_all(p).map_err(io(p))?;
     }
-    os::lock_exclusive(path).map_err(io(path))
+    crate::os::lock::lock_path(path).map_err(io(path))
 }
 
 /// Runs one rendered step in `dir`, appending the command and its output to `log`.
