@@ -56,17 +56,33 @@ impl StderrTap {
         self.tail.lock().unwrap_or_else(|p| p.into_inner()).bytes
     }
 
-    /// `error`, with the last line the server wrote to stderr.
+    /// `error`, with the last lines the server wrote to stderr: launchers (npm, uv) put the
+    /// cause a line or two above their last one ("a complete log … can be found in").
     pub fn explain(&self, mut error: CaseError) -> CaseError {
         let tail = self.text();
-        if let Some(last) = tail.lines().rev().find(|l| !l.trim().is_empty()) {
-            error
+        let mut last: Vec<&str> = tail
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .rev()
+            .take(STDERR_LINES_SHOWN)
+            .collect();
+        last.reverse();
+        match last.as_slice() {
+            [] => {}
+            [one] => error
                 .message
-                .push_str(&format!("; last stderr line: {}", last.trim()));
+                .push_str(&format!("; last stderr line: {one}")),
+            more => error
+                .message
+                .push_str(&format!("; last stderr lines: {}", more.join(" ⏎ "))),
         }
         error
     }
 }
+
+/// How many of the server's last stderr lines explain a case that could not run.
+const STDERR_LINES_SHOWN: usize = 3;
 
 /// The server's stdin (a pipe or a socket), written without ever blocking for good (see
 /// [`Peer`]).
