@@ -164,8 +164,9 @@ pub enum ReportCmd {
         /// Only the endings where servers of the same shape disagree (text).
         #[arg(long)]
         pruned: bool,
-        /// The directory `--format conformance` writes its `checks.json` files into.
-        #[arg(long = "output", alias = "out", value_name = "DIR")]
+        /// Where to write it (default: the terminal); for `--format conformance`, the
+        /// directory its `checks.json` files go into.
+        #[arg(long = "output", alias = "out", value_name = "FILE|DIR")]
         out: Option<PathBuf>,
         /// With `--format github` or `sarif`: the file (and line) the annotations or
         /// results point at, e.g. the workflow step or manifest that names the server.

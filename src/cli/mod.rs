@@ -279,7 +279,7 @@ fn report(action: ReportCmd) -> Result<ExitCode, Error> {
             from,
             format,
             pruned,
-            out,
+            mut out,
             at,
             diff_against,
         } => {
@@ -287,25 +287,35 @@ fn report(action: ReportCmd) -> Result<ExitCode, Error> {
             if at.is_some() && !matches!(format, render::Format::Github | render::Format::Sarif) {
                 return Err(Error::Usage("--at is for --format github or sarif".into()));
             }
-            if let Some(old) = diff_against {
+            let text = if let Some(old) = diff_against {
                 let after = changes_since(&r, &old, format)?;
-                print!("{}{after}", render::render(&r, format));
+                format!("{}{after}", render::render(&r, format))
             } else if format == render::Format::Github {
-                print!("{}", render::github::render(&r, at.as_ref()));
+                render::github::render(&r, at.as_ref())
             } else if let (render::Format::Sarif, Some(at)) = (format, &at) {
-                println!("{}", render::sarif::render(&r, Some(at)));
+                format!("{}\n", render::sarif::render(&r, Some(at)))
             } else if format == render::Format::Conformance {
-                let dir = out.ok_or_else(|| {
+                let dir = out.take().ok_or_else(|| {
                     Error::Usage("--format conformance needs --output DIR".into())
                 })?;
                 // A saved report has no wall clock: its file's time is when it was made.
                 let made = std::fs::metadata(&from).and_then(|m| m.modified());
                 write_conformance(&r, &dir, made.unwrap_or_else(|_| SystemTime::now()))?;
-                print!("{}", render::render(&r, format));
+                render::render(&r, format)
             } else if pruned {
-                print!("{}", diff::render_pruned(&r));
+                diff::render_pruned(&r)
             } else {
-                print!("{}", render::render(&r, format));
+                render::render(&r, format)
+            };
+            // Any other format goes to --output when it is given, else to the terminal.
+            match out {
+                Some(file) => {
+                    if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+                        std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
+                    }
+                    std::fs::write(&file, text).map_err(Error::io(&file))?;
+                }
+                None => print!("{text}"),
             }
         }
         ReportCmd::Site {
