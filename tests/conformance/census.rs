@@ -24,7 +24,7 @@ const EVERYTHING: &str = "modelcontextprotocol-server-everything-2026.8.31";
 const TIME: &str = "mcp-server-time-2026.10.19";
 const STRIPE: &str = "stripe-mcp-0.3.3";
 
-fn cache() -> PathBuf {
+pub(crate) fn cache() -> PathBuf {
     std::env::var_os("MCP_SHUTDOWN_CENSUS_CACHE")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
@@ -36,7 +36,7 @@ fn cache() -> PathBuf {
 }
 
 /// One census run: its directory (`r.json`, the site in `site/`) and its output.
-struct Run {
+pub(crate) struct Run {
     dir: PathBuf,
     out: Output,
 }
@@ -46,7 +46,7 @@ impl Run {
         String::from_utf8_lossy(&self.out.stderr).into_owned()
     }
 
-    fn report(&self) -> Value {
+    pub(crate) fn report(&self) -> Value {
         serde_json::from_slice(&fs::read(self.dir.join("r.json")).unwrap()).unwrap()
     }
 }
@@ -91,7 +91,7 @@ fn malformed() -> &'static Run {
     RUN.get_or_init(|| census("conformance/census/malformed.json", "malformed", false))
 }
 
-fn small() -> &'static Run {
+pub(crate) fn small() -> &'static Run {
     static RUN: OnceLock<Run> = OnceLock::new();
     RUN.get_or_init(|| census("conformance/census/small.json", "small", true))
 }
@@ -217,7 +217,10 @@ fn a_small_listing_runs_end_to_end_into_a_leaderboard_with_every_row() {
 
 /// Each case's verdicts: (server, scenario) → stage, why not testable, each check's outcome
 /// (by case: a merge orders cases by server name, a run by listing).
-fn verdicts(report: &Value, scenario: &str) -> std::collections::BTreeMap<String, Value> {
+pub(crate) fn verdicts(
+    report: &Value,
+    scenario: &str,
+) -> std::collections::BTreeMap<String, Value> {
     report["results"]
         .as_array()
         .unwrap()
