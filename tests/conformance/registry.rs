@@ -2,8 +2,9 @@
 //! the stored small listing (`conformance/census/small.json`) in the API's own pages, with a
 //! deleted, a deprecated and an older entry among them: `census snapshot` pages it (and falls
 //! back to `/v0`), keeps what the census runs, and reads back as a listing; a 500, a
-//! truncated body (invalid JSON, or a connection cut short) and a cursor loop each give one
-//! error naming the page's URL and number, and leave no file behind.
+//! truncated body (invalid JSON, or a connection cut short), a page that is not a listing and
+//! a cursor loop each give one error naming the page's URL and number, and leave no file
+//! behind.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
@@ -61,6 +62,7 @@ fn page(case: &str, n: usize) -> (u16, String) {
     match (case, n) {
         ("status500", 2) => (500, "internal error".into()),
         ("truncated", 2) => (200, body[..body.len() / 2].to_string()),
+        ("shape", 2) => (200, r#"{"servers": {"not": "an array"}}"#.into()),
         _ => (200, body),
     }
 }
@@ -172,6 +174,7 @@ fn every_bad_page_is_one_clear_error_and_no_file() {
         ("status500", 2, "HTTP status 500"),
         ("truncated", 2, "not valid JSON"),
         ("cutshort", 2, "reading the body"),
+        ("shape", 2, "not a registry page: `servers` is not an array"),
         ("loop", 3, "cursor loop"),
     ] {
         let out = dir(case).join("snapshot.json");
