@@ -13,12 +13,9 @@
 #   MCP_SHUTDOWN_BIN        the binary under test (default: target/release/mcp-shutdown, built)
 #   MCP_SHUTDOWN_DIST_DIR   where the npm tarballs of that binary are built (default: a temp dir)
 #   ACT, ACTIONLINT         the tools (default: in $GOBIN if set, else on PATH, else in ~/go/bin;
-#                           `go install`ed there at the versions below when missing)
+#                           `go install`ed there at the versions scripts/go-tools.sh pins)
 # Exits with act's status: 0 when both jobs did what e2e.yml expects.
 set -euo pipefail
-
-ACT_VERSION=v0.2.89
-ACTIONLINT_VERSION=v1.7.12
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 log=${1:-/dev/null}
@@ -29,23 +26,10 @@ die() {
   exit 2
 }
 
-# A Go tool: $VAR; else in $GOBIN when set (installed there at its pinned version if
-# missing); else on PATH; else in ~/go/bin, installed there if missing.
-tool() {
-  local var=$1 name=$2 module=$3 version=$4 gobin
-  if [ -n "${!var:-}" ]; then echo "${!var}"; return; fi
-  if [ -z "${GOBIN:-}" ] && command -v "$name" >/dev/null; then command -v "$name"; return; fi
-  gobin=${GOBIN:-$(go env GOPATH 2>/dev/null)/bin}
-  if [ ! -x "$gobin/$name" ]; then
-    command -v go >/dev/null || die "$name is not installed and go is not on PATH to install it"
-    echo "act-action: go install $module@$version into $gobin" >&2
-    GOBIN=$gobin go install "$module@$version" >&2 || die "go install $module@$version failed"
-  fi
-  echo "$gobin/$name"
-}
-
-act=$(tool ACT act github.com/nektos/act "$ACT_VERSION")
-actionlint=$(tool ACTIONLINT actionlint github.com/rhysd/actionlint/cmd/actionlint "$ACTIONLINT_VERSION")
+# shellcheck source=scripts/go-tools.sh
+. "$root/scripts/go-tools.sh"
+act=$(act_tool)
+actionlint=$(actionlint_tool)
 
 bin=${MCP_SHUTDOWN_BIN:-}
 if [ -z "$bin" ]; then

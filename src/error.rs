@@ -25,6 +25,9 @@ pub enum Error {
     Merge(#[from] MergeError),
     #[error(transparent)]
     Listing(#[from] ListingError),
+    /// The MCP registry could not be read (a page's status, body or cursor).
+    #[error(transparent)]
+    Registry(#[from] crate::census::registry::RegistryError),
     /// A bad `--sdk` argument, kit file or registry listing.
     #[error(transparent)]
     Kit(#[from] crate::kits::KitError),

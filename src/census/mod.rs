@@ -12,6 +12,7 @@ pub mod credentials;
 pub mod install;
 pub mod launch_errors;
 pub mod listing;
+pub mod registry;
 pub mod with_sdk;
 
 use std::path::Path;
@@ -52,6 +53,22 @@ fn manifest_of(entry: &Entry, l: install::Launch) -> Manifest {
     m
 }
 
+/// The 1-based shard of `n` a server belongs to: FNV-1a 64 of its registry name, mod `n`.
+/// A name's shard never depends on the other names, so a server stays where it is as the
+/// registry grows, and every package of one server lands in one shard.
+pub fn shard_of(server_name: &str, n: u64) -> u64 {
+    fnv1a_64(server_name.as_bytes()) % n + 1
+}
+
+/// FNV-1a, 64 bits: stable across builds and platforms (std's hashers are not).
+fn fnv1a_64(bytes: &[u8]) -> u64 {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0100_0000_01b3;
+    bytes
+        .iter()
+        .fold(OFFSET, |h, b| (h ^ u64::from(*b)).wrapping_mul(PRIME))
+}
+
 /// What the report says about the package behind an entry.
 pub fn package_info(entry: &Entry) -> PackageInfo {
     PackageInfo {
@@ -73,6 +90,18 @@ pub fn package_info(entry: &Entry) -> PackageInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_server_is_sharded_by_the_fnv_1a_hash_of_its_name() {
+        // FNV-1a 64 reference values.
+        assert_eq!(fnv1a_64(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a_64(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv1a_64(b"foobar"), 0x8594_4171_f739_67e8);
+        let names = ["io.github.a/x", "io.github.b/y", "io.github.c/z", "d"];
+        for n in 1..5 {
+            assert!(names.iter().all(|s| (1..=n).contains(&shard_of(s, n))));
+        }
+    }
 
     #[test]
     fn an_entry_runs_as_an_ordinary_manifest_from_the_cache() {

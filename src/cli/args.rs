@@ -349,11 +349,26 @@ pub struct RunOpts {
 
 // What `census` is asked for (a plain comment: the subcommand's help is the variant's).
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct CensusArgs {
+    #[command(subcommand)]
+    pub action: Option<CensusCmd>,
     /// The registry's `GET /v0/servers` response, an array of server.json documents, or
-    /// one server.json.
-    #[arg(long, value_name = "FILE")]
-    pub listing: PathBuf,
+    /// one server.json (a `census snapshot` is one).
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "registry",
+        conflicts_with = "registry"
+    )]
+    pub listing: Option<PathBuf>,
+    #[command(flatten)]
+    pub source: RegistrySource,
+    /// Only servers whose name hashes to shard K of N (FNV-1a 64 of the registry name, mod
+    /// N, 1-based K): a server stays in its shard as the registry grows, and a shard
+    /// installs only its own servers.
+    #[arg(long, value_name = "K/N", conflicts_with = "partition")]
+    pub shard: Option<String>,
     /// Also write a static site here: the leaderboard, a page and badges per server,
     /// and report.json.
     #[arg(long, value_name = "DIR")]
@@ -381,6 +396,34 @@ pub struct CensusArgs {
     pub with_sdk: Vec<String>,
     #[command(flatten)]
     pub opts: RunOpts,
+}
+
+/// The official MCP registry as the census's source.
+#[derive(Args, Debug, Clone)]
+pub struct RegistrySource {
+    /// Read the listing from this MCP registry (`https://registry.modelcontextprotocol.io`):
+    /// every page of `/v0.1/servers` (`/v0` where that is not served), latest versions,
+    /// deleted and deprecated servers dropped and named.
+    #[arg(long, value_name = "URL")]
+    pub registry: Option<String>,
+    /// With `--registry`: only servers updated since this date (`2026-12-01`) or RFC 3339
+    /// time.
+    #[arg(long, value_name = "DATE", requires = "registry")]
+    pub updated_since: Option<String>,
+}
+
+/// `mcp-shutdown census …` other than a run.
+#[derive(Subcommand, Debug)]
+pub enum CensusCmd {
+    /// Save the listing read from a registry, so that a census of it runs again offline
+    /// (`census --listing FILE`).
+    Snapshot {
+        #[command(flatten)]
+        source: RegistrySource,
+        /// Where the listing goes (written whole once every page is read, or not at all).
+        #[arg(long, value_name = "FILE")]
+        output: PathBuf,
+    },
 }
 
 /// `mcp-shutdown host …`: real hosts, measured.

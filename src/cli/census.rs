@@ -10,9 +10,11 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::args::CensusArgs;
+use super::args::{CensusArgs, CensusCmd, RegistrySource};
 use super::plan;
-use crate::census::{self, credentials, launch_errors, with_sdk, Entry, ParseOptions, Progress};
+use crate::census::{
+    self, credentials, launch_errors, registry, with_sdk, Entry, ParseOptions, Progress,
+};
 use crate::config::profiles::Profiles;
 use crate::error::Error;
 use crate::harness::locate;
@@ -23,12 +25,42 @@ use crate::rules::Catalogue;
 
 /// Runs a census; the exit code is the run's (1 when a server misses a scored rule).
 pub fn run(a: CensusArgs) -> Result<ExitCode, Error> {
+    if let Some(CensusCmd::Snapshot { source, output }) = a.action {
+        return snapshot(&source, &output);
+    }
     let variables = parse_vars(&a.vars)?;
-    let entries = read_listing(&a.listing, variables)?;
+    let shard = a.shard.as_deref().map(shard_spec).transpose()?;
+    let (name, text) = match &a.listing {
+        Some(path) => (
+            path.clone(),
+            std::fs::read_to_string(path).map_err(Error::io(path))?,
+        ),
+        None => {
+            let s = read_registry(&a.source)?;
+            (PathBuf::from(&s.query.base), s.to_listing())
+        }
+    };
+    let entries = read_listing(&name, &text, variables)?;
     let entries = select(entries, &a.servers, a.opts.partition.as_deref())?;
     if let Some(p) = &a.opts.partition {
         eprintln!("census: partition {p}: {} entries", entries.len());
     }
+    let entries = match shard {
+        Some((k, n)) => {
+            let mine: Vec<Entry> = entries
+                .into_iter()
+                .filter(|e| census::shard_of(&e.server_name, n) == k)
+                .collect();
+            eprintln!("census: shard {k}/{n}: {} entries", mine.len());
+            if mine.is_empty() {
+                // More shards than servers is no fault: this shard has nothing to report.
+                eprintln!("census: shard {k}/{n} holds no server: nothing to run or write");
+                return Ok(ExitCode::SUCCESS);
+            }
+            mine
+        }
+        None => entries,
+    };
     let cache = std::path::absolute(a.cache.unwrap_or_else(default_cache))
         .map_err(Error::io("the census cache"))?;
     // Argument mistakes and local builds before any install.
@@ -37,7 +69,7 @@ pub fn run(a: CensusArgs) -> Result<ExitCode, Error> {
     if installed.is_empty() {
         return Err(Error::Usage(format!(
             "{}: no entry could be installed",
-            a.listing.display()
+            name.display()
         )));
     }
     let mut manifests: Vec<_> = installed
@@ -97,11 +129,71 @@ fn parse_vars(vars: &[String]) -> Result<BTreeMap<String, String>, Error> {
         .collect()
 }
 
+/// `--shard K/N` (1-based K).
+fn shard_spec(spec: &str) -> Result<(u64, u64), Error> {
+    let (k, n) = plan::partition(spec)
+        .map_err(|_| Error::Usage(format!("--shard {spec}: expected K/N with 1 <= K <= N")))?;
+    Ok((k as u64, n as u64))
+}
+
+/// Every page of the registry `--registry` names; what it dropped goes to stderr.
+fn read_registry(source: &RegistrySource) -> Result<registry::Snapshot, Error> {
+    let base = source
+        .registry
+        .clone()
+        .ok_or_else(|| Error::Usage("--registry URL is required".into()))?;
+    let updated_since = source
+        .updated_since
+        .as_deref()
+        .map(registry::updated_since)
+        .transpose()?;
+    let query = registry::Query {
+        base,
+        updated_since,
+    };
+    let s = registry::read(&query, registry::http_get)?;
+    for d in &s.dropped {
+        eprintln!(
+            "{}: dropped {} {} ({})",
+            query.base, d.name, d.version, d.status
+        );
+    }
+    eprintln!(
+        "census: {}: {} servers in {} pages of /{}, {} deleted or deprecated dropped",
+        query.base,
+        s.servers.len(),
+        s.pages,
+        s.api,
+        s.dropped.len()
+    );
+    Ok(s)
+}
+
+/// `census snapshot`: the registry's listing saved whole (a temporary file renamed once
+/// every page is read, so a failed read leaves no file).
+fn snapshot(source: &RegistrySource, output: &Path) -> Result<ExitCode, Error> {
+    let s = read_registry(source)?;
+    let dir = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(Error::io(dir))?;
+    std::io::Write::write_all(&mut tmp, s.to_listing().as_bytes()).map_err(Error::io(output))?;
+    tmp.persist(output)
+        .map_err(|e| Error::io(output)(e.error))?;
+    eprintln!("census: snapshot written to {}", output.display());
+    Ok(ExitCode::SUCCESS)
+}
+
 /// The runnable entries of a listing; why each other one is skipped goes to stderr, one line
 /// each naming the file, the entry and the field.
-fn read_listing(path: &Path, variables: BTreeMap<String, String>) -> Result<Vec<Entry>, Error> {
-    let text = std::fs::read_to_string(path).map_err(Error::io(path))?;
-    let listing = census::parse_listing_with(path, &text, &ParseOptions { variables })?;
+fn read_listing(
+    path: &Path,
+    text: &str,
+    variables: BTreeMap<String, String>,
+) -> Result<Vec<Entry>, Error> {
+    let listing = census::parse_listing_with(path, text, &ParseOptions { variables })?;
     for s in &listing.skipped {
         // A well-formed package the suite cannot run (docker, HTTP) is no fault of the file.
         let kind = if s.not_runnable() {

@@ -5,9 +5,14 @@
 //! `go install`ed at the script's pinned versions into `target/test-tools/go-bin` on first
 //! use (a missing `go` fails the test; nothing is skipped). GitHub's own
 //! actions/upload-artifact cannot be fetched here: act runs the local stand-in the script names.
+//!
+//! The reusable census workflow the same way (`scripts/act-census.sh`): 4 shards of the small
+//! listing, merged, the site rendered; the merged report equals the unsharded census run's
+//! verdicts. And actionlint over every workflow on its own (`scripts/lint-workflows.sh`).
 
 use std::path::Path;
 
+use crate::census::{cache, small, verdicts};
 use crate::packaging::{bounded, dist, locked, said, target_dir};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -56,4 +61,56 @@ fn the_action_runs_under_act_with_annotations_a_summary_and_the_step_failing() {
     ] {
         assert!(logged.contains(want), "{what}: no `{want}` in\n{logged}");
     }
+}
+
+#[test]
+fn the_workflows_pass_actionlint() {
+    let out = locked("act-action", || {
+        bounded(600, Path::new(ROOT).join("scripts/lint-workflows.sh"))
+            .env("GOBIN", target_dir().join("test-tools/go-bin"))
+            .env_remove("ACTIONLINT")
+            .output()
+            .unwrap()
+    });
+    let text = said(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("== workflows clean"), "{text}");
+}
+
+#[test]
+fn the_census_workflow_runs_under_act_in_4_shards_merged_as_one_run() {
+    let artifacts = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let log = tempfile::NamedTempFile::new_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let out = locked("act-action", || {
+        bounded(900, Path::new(ROOT).join("scripts/act-census.sh"))
+            .arg(log.path())
+            .env("GOBIN", target_dir().join("test-tools/go-bin"))
+            .env("MCP_SHUTDOWN_BIN", env!("CARGO_BIN_EXE_mcp-shutdown"))
+            .env("MCP_SHUTDOWN_ACT_ARTIFACTS", artifacts.path())
+            .env("MCP_SHUTDOWN_CENSUS_CACHE", cache())
+            .env_remove("ACT")
+            .env_remove("ACTIONLINT")
+            .output()
+            .unwrap()
+    });
+    let logged = std::fs::read_to_string(log.path()).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}\n{logged}", said(&out));
+    for job in [
+        "listing", "shard-1", "shard-2", "shard-3", "shard-4", "merge",
+    ] {
+        let done = format!("[census/census/{job}");
+        assert!(
+            logged
+                .lines()
+                .any(|l| l.starts_with(&done) && l.ends_with("Job succeeded")),
+            "{job}: {logged}"
+        );
+    }
+    assert!(logged.contains("shard 2/4 holds no server"), "{logged}");
+    let merged = std::fs::read(artifacts.path().join("census-site/report.json")).unwrap();
+    let merged: serde_json::Value = serde_json::from_slice(&merged).unwrap();
+    assert_eq!(
+        verdicts(&merged, "close"),
+        verdicts(&small().report(), "close")
+    );
 }

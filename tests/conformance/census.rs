@@ -24,7 +24,7 @@ const EVERYTHING: &str = "modelcontextprotocol-server-everything-2026.8.31";
 const TIME: &str = "mcp-server-time-2026.10.19";
 const STRIPE: &str = "stripe-mcp-0.3.3";
 
-fn cache() -> PathBuf {
+pub(crate) fn cache() -> PathBuf {
     std::env::var_os("MCP_SHUTDOWN_CENSUS_CACHE")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
@@ -36,7 +36,7 @@ fn cache() -> PathBuf {
 }
 
 /// One census run: its directory (`r.json`, the site in `site/`) and its output.
-struct Run {
+pub(crate) struct Run {
     dir: PathBuf,
     out: Output,
 }
@@ -46,19 +46,28 @@ impl Run {
         String::from_utf8_lossy(&self.out.stderr).into_owned()
     }
 
-    fn report(&self) -> Value {
+    pub(crate) fn report(&self) -> Value {
         serde_json::from_slice(&fs::read(self.dir.join("r.json")).unwrap()).unwrap()
     }
 }
 
 fn census(listing: &str, tag: &str, site: bool) -> Run {
+    census_with(
+        listing,
+        tag,
+        site,
+        &["--scenario", "close", "--scenario", "close:vscode"],
+    )
+}
+
+fn census_with(listing: &str, tag: &str, site: bool, args: &[&str]) -> Run {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("census-{tag}"));
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).unwrap();
     let mut cmd = Command::new(BIN);
     cmd.args(["census", "--listing", listing, "--cache"])
         .arg(cache())
-        .args(["--scenario", "close", "--scenario", "close:vscode"])
+        .args(args)
         .args(["--format", "text", "--output"])
         .arg(dir.join("r.json"))
         .stdin(Stdio::null());
@@ -82,7 +91,7 @@ fn malformed() -> &'static Run {
     RUN.get_or_init(|| census("conformance/census/malformed.json", "malformed", false))
 }
 
-fn small() -> &'static Run {
+pub(crate) fn small() -> &'static Run {
     static RUN: OnceLock<Run> = OnceLock::new();
     RUN.get_or_init(|| census("conformance/census/small.json", "small", true))
 }
@@ -204,6 +213,74 @@ fn a_small_listing_runs_end_to_end_into_a_leaderboard_with_every_row() {
     let info = &report["servers"][TIME]["package"];
     assert_eq!(info["launcher"], "uvx");
     assert_eq!(info["identifier"], "mcp-server-time");
+}
+
+/// Each case's verdicts: (server, scenario) → stage, why not testable, each check's outcome
+/// (by case: a merge orders cases by server name, a run by listing).
+pub(crate) fn verdicts(
+    report: &Value,
+    scenario: &str,
+) -> std::collections::BTreeMap<String, Value> {
+    report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["scenario"] == scenario)
+        .map(|r| {
+            let checks: Vec<_> = r["checks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| (c["id"].clone(), c["outcome"].clone()))
+                .collect();
+            let key = format!("{} × {scenario}", r["server"].as_str().unwrap());
+            let reason = r["not_testable"]["reason"].clone();
+            (key, serde_json::json!([r["stage"], reason, checks]))
+        })
+        .collect()
+}
+
+#[test]
+fn shards_by_server_merge_into_the_unsharded_run_verdict_for_verdict() {
+    // With 3 shards the small listing's servers fall 1 / 0 / 2 (FNV-1a of their names):
+    // an empty shard writes nothing and succeeds.
+    let empty = Command::new(BIN)
+        .args(["census", "--listing", "conformance/census/small.json"])
+        .args(["--shard", "2/3", "--scenario", "close"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&empty.stderr);
+    assert!(empty.status.success(), "{said}");
+    assert!(said.contains("shard 2/3 holds no server"), "{said}");
+    let shards: Vec<Run> = ["1/3", "3/3"]
+        .iter()
+        .map(|k| {
+            let tag = format!("shard-{}", k.replace('/', "-of-"));
+            census_with(
+                "conformance/census/small.json",
+                &tag,
+                false,
+                &["--shard", k, "--scenario", "close"],
+            )
+        })
+        .collect();
+    assert_eq!(servers(&shards[0].report()), [TIME]);
+    assert_eq!(servers(&shards[1].report()), [EVERYTHING, STRIPE]);
+    let merged = Command::new(BIN)
+        .args(["report", "merge"])
+        .args(shards.iter().map(|r| r.dir.join("r.json")))
+        .output()
+        .unwrap();
+    assert!(
+        merged.status.success(),
+        "{}",
+        String::from_utf8_lossy(&merged.stderr)
+    );
+    let merged: Value = serde_json::from_slice(&merged.stdout).unwrap();
+    assert_eq!(
+        verdicts(&merged, "close"),
+        verdicts(&small().report(), "close")
+    );
 }
 
 #[test]

@@ -15,6 +15,7 @@ mod launchers;
 mod official;
 mod packaging;
 mod plugins;
+mod registry;
 mod relocated;
 mod repeat;
 mod reports;
