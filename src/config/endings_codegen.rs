@@ -114,55 +114,47 @@ fn ids(endings: &[Ending]) -> String {
     for e in endings.iter().filter(|e| e.default) {
         let _ = writeln!(s, "        Ending::{},", variant(&e.id));
     }
-    s += &lines(&[
-        "    ];",
-        "",
-        "    /// Its cases run in a stand-in terminal host (`driver = \"terminal\"`).",
-        "    pub fn in_terminal(self) -> bool {",
-        "        match self {",
-    ]);
-    for e in endings {
-        let _ = writeln!(
-            s,
-            "            Ending::{} => {},",
-            variant(&e.id),
-            e.terminal
-        );
+    s += "    ];\n";
+    s += &method(
+        endings,
+        &["Its cases run in a stand-in terminal host (`driver = \"terminal\"`)."],
+        "in_terminal(self) -> bool",
+        |e| e.terminal.to_string(),
+    );
+    s += &method(
+        endings,
+        &[
+            "The server starts with stdin at end-of-file (`stdin_null`): no handshake, so",
+            "nothing is learnt of the server from its start-up.",
+        ],
+        "stdin_null(self) -> bool",
+        |e| e.stdin_null.to_string(),
+    );
+    s += &method(
+        endings,
+        &["Its column's label in the server × host view (`host_label`), if it has one."],
+        "host_label(self) -> Option<&'static str>",
+        |e| format!("{:?}", e.host_label),
+    );
+    s + "}\n"
+}
+
+/// One generated method of `Ending`: a `match` giving each ending its value from the file.
+fn method(
+    endings: &[Ending],
+    doc: &[&str],
+    signature: &str,
+    value: impl Fn(&Ending) -> String,
+) -> String {
+    let mut s = String::from("\n");
+    for d in doc {
+        let _ = writeln!(s, "    /// {d}");
     }
-    s += &lines(&[
-        "        }",
-        "    }",
-        "",
-        "    /// The server starts with stdin at end-of-file (`stdin_null`): no handshake, so",
-        "    /// nothing is learnt of the server from its start-up.",
-        "    pub fn stdin_null(self) -> bool {",
-        "        match self {",
-    ]);
+    let _ = writeln!(s, "    pub fn {signature} {{\n        match self {{");
     for e in endings {
-        let _ = writeln!(
-            s,
-            "            Ending::{} => {},",
-            variant(&e.id),
-            e.stdin_null
-        );
+        let _ = writeln!(s, "            Ending::{} => {},", variant(&e.id), value(e));
     }
-    s += &lines(&[
-        "        }",
-        "    }",
-        "",
-        "    /// Its column's label in the server × host view (`host_label`), if it has one.",
-        "    pub fn host_label(self) -> Option<&'static str> {",
-        "        match self {",
-    ]);
-    for e in endings {
-        let _ = writeln!(
-            s,
-            "            Ending::{} => {:?},",
-            variant(&e.id),
-            e.host_label
-        );
-    }
-    s + &lines(&["        }", "    }", "}"])
+    s + "        }\n    }\n"
 }
 
 fn cases(endings: &[Ending]) -> String {

@@ -38,7 +38,7 @@ use once::*;
 pub(super) use once::{fnv1a, run_once, Runner, System};
 use recipe::*;
 pub use recipe::{install_steps, launch};
-pub(super) use recipe::{npm_cache, npm_env, uv_env, uvx_path, work_dir};
+pub(super) use recipe::{npm_cache, npm_env, uv_env, uvx_install_step, uvx_path, work_dir};
 
 /// The uv release the census installs from PyPI (and so the uvx every PyPI server runs under).
 pub const UV_VERSION: &str = "0.13.9";

@@ -62,6 +62,32 @@ pub(in crate::census) fn uv_env(cache: &Path, offline: bool) -> BTreeMap<String,
     env
 }
 
+/// The uvx step that installs a PyPI entry into its tool environment (`before`: uvx's own
+/// options ahead of the entry's, e.g. a pinned replacement).
+pub(in crate::census) fn uvx_install_step(
+    entry: &Entry,
+    before: Vec<String>,
+    cache: &Path,
+    offline: bool,
+) -> Step {
+    let mut args = before;
+    args.extend(entry.runtime_args.iter().cloned());
+    args.push("--from".into());
+    args.push(format!("{}=={}", entry.identifier, entry.version));
+    args.extend(["python".to_string(), "-c".to_string(), String::new()]);
+    let mut env = uv_env(cache, offline);
+    // Bytecode compiled once at install: a launch then imports .pyc files instead of
+    // compiling every module again (PYTHONDONTWRITEBYTECODE is common in CI and would make
+    // that happen on every start).
+    env.insert("UV_COMPILE_BYTECODE".into(), "1".into());
+    Step {
+        program: uvx_path(cache).display().to_string(),
+        args,
+        env,
+        cwd: work_dir(cache),
+    }
+}
+
 /// The online install step of an entry and the offline check that follows it.
 pub fn install_steps(entry: &Entry, cache: &Path) -> [Step; 2] {
     let spec_args = |offline: bool| -> Step {
@@ -82,23 +108,7 @@ pub fn install_steps(entry: &Entry, cache: &Path) -> [Step; 2] {
                     cwd: work_dir(cache),
                 }
             }
-            Runtime::Uvx => {
-                let mut args = entry.runtime_args.clone();
-                args.push("--from".into());
-                args.push(format!("{}=={}", entry.identifier, entry.version));
-                args.extend(["python".to_string(), "-c".to_string(), String::new()]);
-                let mut env = uv_env(cache, offline);
-                // Bytecode compiled once at install: a launch then imports .pyc files instead
-                // of compiling every module again (PYTHONDONTWRITEBYTECODE is common in CI and
-                // would make that happen on every start).
-                env.insert("UV_COMPILE_BYTECODE".into(), "1".into());
-                Step {
-                    program: uvx_path(cache).display().to_string(),
-                    args,
-                    env,
-                    cwd: work_dir(cache),
-                }
-            }
+            Runtime::Uvx => uvx_install_step(entry, Vec::new(), cache, offline),
         }
     };
     [spec_args(false), spec_args(true)]

@@ -12,7 +12,8 @@ use serde_json::Value;
 
 use super::{Found, Installed, Inventory, Replacement, Source};
 use crate::census::install::{
-    fnv1a, run_once, uv_env, uvx_path, work_dir, InstallError, Launch, Step, System,
+    fnv1a, run_once, uv_env, uvx_install_step, uvx_path, work_dir, InstallError, Launch, Step,
+    System,
 };
 use crate::census::listing::Entry;
 use crate::model::SdkCopy;
@@ -156,21 +157,7 @@ fn overrides_file(r: &Replacement, cache: &Path) -> PathBuf {
 pub(super) fn steps(e: &Entry, r: &Replacement, overrides: &Path, cache: &Path) -> Vec<Step> {
     [false, true]
         .into_iter()
-        .map(|offline| {
-            let mut args = with_args(r, overrides);
-            args.extend(e.runtime_args.iter().cloned());
-            args.push("--from".into());
-            args.push(format!("{}=={}", e.identifier, e.version));
-            args.extend(["python".to_string(), "-c".to_string(), String::new()]);
-            let mut env = uv_env(cache, offline);
-            env.insert("UV_COMPILE_BYTECODE".into(), "1".into());
-            Step {
-                program: uvx_path(cache).display().to_string(),
-                args,
-                env,
-                cwd: work_dir(cache),
-            }
-        })
+        .map(|offline| uvx_install_step(e, with_args(r, overrides), cache, offline))
         .collect()
 }
 
