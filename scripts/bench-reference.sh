@@ -17,17 +17,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
-if [[ -z ${MCP_SHUTDOWN_BIN:-} ]]; then
-  cargo build --release -q
-  bin=${CARGO_TARGET_DIR:-target}/release/mcp-shutdown
-else
-  bin=$MCP_SHUTDOWN_BIN
-fi
-args=()
-# --server picks them from the bundled suite, so the bundled baseline applies: its expected
-# failures tell the scheduler which cases wait their ladders out (they start first).
-for s in plain timer fixed stubborn; do args+=(--server "node-1.30.0-$s"); done
-args+=(--scenario close --scenario exit --scenario crash --format json)
+# shellcheck source=scripts/seed-cases.sh
+source scripts/seed-cases.sh
 export MCP_SHUTDOWN_TOKEN_DIR=${MCP_SHUTDOWN_TOKEN_DIR-}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-ref.XXXXXX")
 hogs=()

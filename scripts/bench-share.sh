@@ -10,15 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
-if [[ -z ${MCP_SHUTDOWN_BIN:-} ]]; then
-  cargo build --release -q
-  bin=${CARGO_TARGET_DIR:-target}/release/mcp-shutdown
-else
-  bin=$MCP_SHUTDOWN_BIN
-fi
-args=()
-for s in plain timer fixed stubborn; do args+=(--server "node-1.30.0-$s"); done
-args+=(--scenario close --scenario exit --scenario crash --format json)
+# shellcheck source=scripts/seed-cases.sh
+source scripts/seed-cases.sh
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-share.XXXXXX")
 export MCP_SHUTDOWN_TOKEN_DIR=$tmp/tokens
 other=
