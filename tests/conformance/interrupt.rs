@@ -141,14 +141,9 @@ fn an_interrupt_kills_a_running_setup_and_stamps_nothing(#[case] signal: i32) {
         &mark,
         sleeping,
     );
-    let sent = Instant::now();
     unsafe_free_kill(run.id() as i32, signal);
     let status = run.wait().unwrap();
-    assert!(
-        sent.elapsed() < Duration::from_secs(20),
-        "the run waited for its setup: {:?}",
-        sent.elapsed()
-    );
+    // A run that waited for its setup would find `out` written (below): no clock needed.
     assert_eq!(status.code(), Some(128 + signal), "{status:?}");
     wait_for(
         "the setup's processes to go away",
