@@ -55,7 +55,10 @@ pub struct Unmeasured {
 }
 
 fn merge_pipes(r: &RunReading) -> RunReading {
-    // stdin EOF and stdout unwritable within a few ms are one close-pipes.
+    // stdin EOF and stdout unwritable are one close-pipes when they came within a few ms,
+    // or when both came after the exit of the host that held both ends (its death closed
+    // them at once; the recorder's two threads may only have woken apart, on a busy
+    // machine, tens of ms later).
     let mut r = r.clone();
     let eof = r.deliveries.iter().position(|d| d.action == "close-stdin");
     let out = r
@@ -63,7 +66,14 @@ fn merge_pipes(r: &RunReading) -> RunReading {
         .iter()
         .position(|d| d.action == "stdout-closed");
     if let (Some(e), Some(o)) = (eof, out) {
-        if (r.deliveries[e].at_ms - r.deliveries[o].at_ms).abs() <= analyze::SAME_MS {
+        let (a, b) = (&r.deliveries[e], &r.deliveries[o]);
+        let together = (a.at_ms - b.at_ms).abs() <= analyze::SAME_MS;
+        let by_the_host_exit = r.plumbing.via == "direct"
+            && e.abs_diff(o) == 1
+            && r.host_exit_ms
+                .is_some_and(|h| a.at_ms.min(b.at_ms) >= h - analyze::SAME_MS);
+        if together || by_the_host_exit {
+            r.deliveries[e].at_ms = a.at_ms.min(b.at_ms);
             r.deliveries[e].action = "close-pipes".into();
             r.deliveries.remove(o);
         }

@@ -116,3 +116,32 @@ fn paths_with_equal_ladders_share_a_profile_and_the_quit_command_names_it() {
     assert_eq!(profiles[1]["steps"][0]["do"].as_str(), Some("close-pipes"));
     assert_eq!(profiles[1]["abandons"].as_bool(), Some(true));
 }
+
+#[test]
+fn pipes_the_host_s_death_closed_are_one_close_pipes_however_late_the_recorder_woke() {
+    // Claude Code SIGKILLed on a busy machine: its exit closed both ends at once; the
+    // recorder's stdout watcher woke 80 ms after its reader.
+    let late = run(
+        &[("close-stdin", 11.0), ("stdout-closed", 91.0)],
+        false,
+        true,
+    );
+    let merged = merge_pipes(late.reading.as_ref().unwrap());
+    let actions: Vec<_> = merged
+        .deliveries
+        .iter()
+        .map(|d| d.action.as_str())
+        .collect();
+    assert_eq!(actions, ["close-pipes"]);
+    assert_eq!(merged.deliveries[0].at_ms, 11.0);
+    // A host alive when it closed stdin closed it on purpose, whatever came after.
+    let mut alive = run(
+        &[("close-stdin", 11.0), ("stdout-closed", 2011.0)],
+        false,
+        true,
+    );
+    alive.reading.as_mut().unwrap().host_exit_ms = Some(2000.0);
+    let kept = merge_pipes(alive.reading.as_ref().unwrap());
+    let actions: Vec<_> = kept.deliveries.iter().map(|d| d.action.as_str()).collect();
+    assert_eq!(actions, ["close-stdin", "stdout-closed"]);
+}
