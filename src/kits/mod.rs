@@ -39,7 +39,7 @@ mod spec;
 mod template;
 pub mod version;
 
-pub use arg::{parse_sdk_arg, ArgError, SdkRequest, Target, VersionSel};
+pub use arg::{parse_named, parse_sdk_arg, ArgError, SdkRequest, Target, VersionSel};
 pub use detect::{detect, Detected};
 pub use install::{
     build, instantiate, prepare, Built, Incomplete, Instance, LocalError, NotTestable, Prepared,
