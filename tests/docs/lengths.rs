@@ -20,8 +20,6 @@ const LONGER_TODAY: &[(&str, usize)] = &[
     ("src/cli/bisect.rs: run", 68),
     ("src/cli/census.rs: run", 83),
     ("src/cli/host.rs: real_host", 68),
-    ("src/cli/mod.rs: dispatch", 142),
-    ("src/cli/mod.rs: report", 85),
     ("src/cli/plan.rs: plan", 70),
     ("src/config/baseline.rs: Baseline::from_official_yaml", 81),
     ("src/config/profiles.rs: Profiles::parse", 68),
