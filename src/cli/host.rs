@@ -11,26 +11,12 @@ use crate::hosts::catalogue::{self, HostSpec};
 use crate::hosts::install::{self, Releases};
 use crate::hosts::measure::{self, Measurement, Options};
 use crate::hosts::{emit, HostError};
+use crate::kits::VersionSel;
 
-/// What `@...` asks for.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Wanted {
-    Newest,
-    Exact(String),
-    Range(String, String),
-    All,
-}
-
-pub fn parse_spec(spec: &str) -> (String, Wanted) {
-    match spec.split_once('@') {
-        None => (spec.to_string(), Wanted::Newest),
-        Some((h, "all")) => (h.to_string(), Wanted::All),
-        Some((h, "latest")) => (h.to_string(), Wanted::Newest),
-        Some((h, v)) => match v.split_once("..") {
-            Some((a, b)) => (h.to_string(), Wanted::Range(a.to_string(), b.to_string())),
-            None => (h.to_string(), Wanted::Exact(v.to_string())),
-        },
-    }
+/// `HOST[@VERSION|@latest|@A..B|@all]`: the host's id and, when `@` was written, which
+/// releases (the grammar `--sdk` has too).
+fn parse_spec(spec: &str) -> Result<(String, Option<VersionSel>), Error> {
+    crate::kits::parse_named(spec).map_err(|e| Error::Usage(format!("{spec}: {e}")))
 }
 
 /// The newest release and `n` more spread evenly (by position) over `candidates`.
@@ -51,7 +37,7 @@ pub fn spread_pick(candidates: &[String], n: usize) -> Vec<String> {
     out
 }
 
-fn versions(spec: &HostSpec, wanted: &Wanted) -> Result<Vec<String>, HostError> {
+fn versions(spec: &HostSpec, wanted: &VersionSel) -> Result<Vec<String>, HostError> {
     let rel: Releases = install::releases(spec.package)?;
     let all: Vec<String> = rel.dated.iter().map(|(v, _)| v.clone()).collect();
     let known = |v: &str| -> Result<String, HostError> {
@@ -66,17 +52,22 @@ fn versions(spec: &HostSpec, wanted: &Wanted) -> Result<Vec<String>, HostError> 
         }
     };
     Ok(match wanted {
-        Wanted::Newest => vec![rel.newest.clone()],
-        Wanted::Exact(v) => vec![known(v)?],
-        Wanted::Range(a, b) => {
-            let (a, b) = (known(a)?, known(b)?);
+        VersionSel::Latest => vec![rel.newest.clone()],
+        VersionSel::Exact(v) => vec![known(v)?],
+        VersionSel::Range { from, to } => {
+            // An open end is the oldest or the newest release.
+            let end = |v: Option<&String>| v.cloned().unwrap_or_default();
+            let a = from
+                .as_deref()
+                .map_or_else(|| Ok(end(all.first())), known)?;
+            let b = to.as_deref().map_or_else(|| Ok(end(all.last())), known)?;
             let (i, j) = (
                 all.iter().position(|x| *x == a).unwrap_or(0),
                 all.iter().position(|x| *x == b).unwrap_or(0),
             );
             spread_pick(&all[i.min(j)..=i.max(j)], 5)
         }
-        Wanted::All => {
+        VersionSel::All => {
             let newest_date = rel
                 .dated
                 .iter()
@@ -170,7 +161,8 @@ fn measure_releases(
     only: &[String],
     json: Option<PathBuf>,
 ) -> Result<(), Error> {
-    let (id, wanted) = parse_spec(spec);
+    let (id, wanted) = parse_spec(spec)?;
+    let wanted = wanted.unwrap_or(VersionSel::Latest);
     let host = find(&id)?;
     let cache = locate::user_cache();
     let helper = std::env::current_exe().map_err(|_| Error::NoBinary)?;
@@ -236,7 +228,7 @@ pub fn real_host(
     only: &[String],
     command: &[String],
 ) -> Result<ExitCode, Error> {
-    let (id, wanted) = parse_spec(spec);
+    let (id, wanted) = parse_spec(spec)?;
     let host = find(&id)?;
     if let Some(bad) = only
         .iter()
@@ -248,12 +240,12 @@ pub fn real_host(
             known.join(", ")
         )));
     }
-    let version = match (&wanted, spec.contains('@')) {
-        (Wanted::Newest, false) => match measured_release(host) {
+    let version = match wanted {
+        None => match measured_release(host) {
             Some(v) => v,
-            None => versions(host, &wanted)?.remove(0),
+            None => versions(host, &VersionSel::Latest)?.remove(0),
         },
-        (Wanted::Newest | Wanted::Exact(_), _) => versions(host, &wanted)?.remove(0),
+        Some(sel @ (VersionSel::Latest | VersionSel::Exact(_))) => versions(host, &sel)?.remove(0),
         _ => {
             return Err(Error::Usage(
                 "--real-host takes HOST, HOST@VERSION or HOST@latest".into(),
@@ -304,16 +296,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn specs_parse() {
-        assert_eq!(parse_spec("codex"), ("codex".into(), Wanted::Newest));
-        assert_eq!(parse_spec("codex@all"), ("codex".into(), Wanted::All));
+    fn specs_parse_with_the_sdk_grammar() {
+        assert_eq!(parse_spec("codex").unwrap(), ("codex".into(), None));
         assert_eq!(
-            parse_spec("claude-code@2.0.1..2.1.3"),
-            (
-                "claude-code".into(),
-                Wanted::Range("2.0.1".into(), "2.1.3".into())
-            )
+            parse_spec("codex@all").unwrap(),
+            ("codex".into(), Some(VersionSel::All))
         );
+        assert!(parse_spec("codex@2.0.0..1.0.0")
+            .unwrap_err()
+            .to_string()
+            .contains("range is empty"));
     }
 
     #[test]

@@ -24,6 +24,7 @@ use crate::harness::locate;
 use crate::model::{Report, Untested};
 use crate::render::{self, badge, conformance, diff, merge};
 use crate::rules::Catalogue;
+use crate::supervisor::client_stub;
 use args::{Cli, Cmd, ReportCmd};
 
 /// Runs the command line; the binary's `main` prints the error and maps it to an exit code.
@@ -51,13 +52,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode, Error> {
     match cli.command {
         Cmd::Case => {
             let helper = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("mcp-shutdown"));
-            Ok(ExitCode::from(crate::supervisor::main(&helper) as u8))
+            Ok(role(crate::supervisor::main(&helper)))
         }
-        Cmd::Client { mode, tty } => Ok(ExitCode::from(crate::supervisor::client_stub::main(
-            mode,
-            tty.as_deref(),
-        ) as u8)),
-        Cmd::Recorder { args } => Ok(ExitCode::from(crate::os::recorder::main(&args) as u8)),
+        Cmd::Client { mode, tty } => Ok(role(client_stub::main(mode, tty.as_deref()))),
+        Cmd::Recorder { args } => Ok(role(crate::os::recorder::main(&args))),
         Cmd::Host { action } => host::run(action),
         Cmd::Sdk { action } => sdk::list(action, &locate::kits_dir()?),
         Cmd::Rules { spec } => rules(spec.as_deref()),
@@ -67,39 +65,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode, Error> {
             new,
             before,
             after,
-        } => {
-            let a = load_report(&old)?;
-            let b = match &new {
-                Some(p) => Some(load_report(p)?),
-                None if after.is_none() => return Err(Error::Usage(
-                    "diff: give NEW.json, or --after LINE@LABEL to compare two builds of OLD.json"
-                        .into(),
-                )),
-                None => None,
-            };
-            let name = |p: &std::path::Path| p.display().to_string();
-            let (na, nb) = (name(&old), new.as_deref().map_or_else(|| name(&old), name));
-            let d = diff::compare(
-                diff::Side {
-                    report: &a,
-                    source: before.as_deref(),
-                    name: &na,
-                },
-                diff::Side {
-                    report: b.as_ref().unwrap_or(&a),
-                    source: after.as_deref(),
-                    name: &nb,
-                },
-            )
-            .map_err(|e| Error::Usage(format!("diff: {e}")))?;
-            print!("{}", diff::render_compare(&d));
-            let broke = d.rows.iter().any(|r| r.change == diff::Change::Broken);
-            Ok(ExitCode::from(if broke {
-                exit_codes::CONFORMANCE_FAILURE
-            } else {
-                exit_codes::SUCCESS
-            }))
-        }
+        } => diff_reports(&old, new.as_deref(), before.as_deref(), after.as_deref()),
         Cmd::Run {
             sdks,
             shapes,
@@ -107,19 +73,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode, Error> {
             checkout,
             opts,
             ..
-        } => match sdks.as_slice() {
-            [spec] => bisect::run(
-                spec,
-                checkout.as_deref(),
-                &shapes,
-                &opts,
-                &locate::kits_dir()?,
-                &locate::kit_cache()?,
-            ),
-            _ => Err(Error::Usage(
-                "--bisect takes exactly one --sdk LINE@A..B".into(),
-            )),
-        },
+        } => bisect_releases(&sdks, checkout.as_deref(), &shapes, &opts),
         Cmd::Run {
             manifests,
             servers,
@@ -127,31 +81,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode, Error> {
             shapes,
             opts,
             ..
-        } => {
-            let bundled = manifests.is_empty() && sdks.is_empty();
-            let paths = if bundled {
-                vec![locate::bundled_suite()?]
-            } else {
-                manifests
-            };
-            let mut loaded = manifest::load_all(&paths)?;
-            let sdk = if sdks.is_empty() {
-                sdk::SdkServers::default()
-            } else {
-                sdk::load(&sdks, &locate::kits_dir()?, &locate::kit_cache()?)?
-            };
-            loaded.extend(sdk.manifests);
-            let chosen = select(by_shape(loaded, &shapes)?, &servers)?;
-            let default_baseline = if bundled {
-                locate::bundled_baseline()?
-            } else {
-                None
-            };
-            let suite = (bundled || !sdks.is_empty())
-                .then(locate::suite)
-                .transpose()?;
-            execute(&opts, &chosen, default_baseline, sdk.untested, suite, false)
-        }
+        } => run_suite(&opts, manifests, &servers, &sdks, &shapes),
         Cmd::Census(args) => census::run(args),
         Cmd::Check {
             opts,
@@ -167,27 +97,140 @@ fn dispatch(cli: Cli) -> Result<ExitCode, Error> {
             watch_paths,
             name,
             ..
-        } => {
-            let mut plan = plan::plan(
-                &opts,
-                &[adhoc(&command, name.as_deref())],
-                None,
-                &Catalogue::bundled(),
-                &Profiles::bundled(),
-            )?;
-            plan.name_by_handshake = name.is_none();
-            watch::watch(plan, watch_paths)
-        }
+        } => check_watch(&opts, &command, name.as_deref(), watch_paths),
         Cmd::Check {
             opts,
             command,
             name,
             ..
-        } => {
-            let server = adhoc(&command, name.as_deref());
-            execute(&opts, &[server], None, Vec::new(), None, name.is_none())
-        }
+        } => check_once(&opts, &command, name.as_deref()),
     }
+}
+
+/// `check -- CMD`: the one server, run once, named by its handshake unless `--name` says.
+fn check_once(
+    opts: &args::RunOpts,
+    command: &[String],
+    name: Option<&str>,
+) -> Result<ExitCode, Error> {
+    let server = adhoc(command, name);
+    execute(opts, &[server], None, Vec::new(), None, name.is_none())
+}
+
+/// A hidden role's exit code (`__case`, `__client`, `__recorder`), as the role returned it.
+fn role(code: i32) -> ExitCode {
+    ExitCode::from(code as u8)
+}
+
+/// `run --sdk LINE@A..B --bisect`: the first release, then commit, that changed.
+fn bisect_releases(
+    sdks: &[String],
+    checkout: Option<&Path>,
+    shapes: &[String],
+    opts: &args::RunOpts,
+) -> Result<ExitCode, Error> {
+    let [spec] = sdks else {
+        return Err(Error::Usage(
+            "--bisect takes exactly one --sdk LINE@A..B".into(),
+        ));
+    };
+    let (kits, cache) = (locate::kits_dir()?, locate::kit_cache()?);
+    bisect::run(spec, checkout, shapes, opts, &kits, &cache)
+}
+
+/// `diff OLD.json [NEW.json] [--before B] [--after A]`: what got fixed or broken; exit 1 when
+/// something broke.
+fn diff_reports(
+    old: &Path,
+    new: Option<&Path>,
+    before: Option<&str>,
+    after: Option<&str>,
+) -> Result<ExitCode, Error> {
+    let a = load_report(old)?;
+    let b = match new {
+        Some(p) => Some(load_report(p)?),
+        None if after.is_none() => {
+            return Err(Error::Usage(
+                "diff: give NEW.json, or --after LINE@LABEL to compare two builds of OLD.json"
+                    .into(),
+            ))
+        }
+        None => None,
+    };
+    let name = |p: &Path| p.display().to_string();
+    let (na, nb) = (name(old), new.map_or_else(|| name(old), name));
+    let d = diff::compare(
+        diff::Side {
+            report: &a,
+            source: before,
+            name: &na,
+        },
+        diff::Side {
+            report: b.as_ref().unwrap_or(&a),
+            source: after,
+            name: &nb,
+        },
+    )
+    .map_err(|e| Error::Usage(format!("diff: {e}")))?;
+    print!("{}", diff::render_compare(&d));
+    let broke = d.rows.iter().any(|r| r.change == diff::Change::Broken);
+    Ok(ExitCode::from(if broke {
+        exit_codes::CONFORMANCE_FAILURE
+    } else {
+        exit_codes::SUCCESS
+    }))
+}
+
+/// `run`: the manifests given (else the bundled suite and its baseline) and the `--sdk`
+/// servers, narrowed by `--shape` and `--server`, then run as one plan.
+fn run_suite(
+    opts: &args::RunOpts,
+    manifests: Vec<PathBuf>,
+    servers: &[String],
+    sdks: &[String],
+    shapes: &[String],
+) -> Result<ExitCode, Error> {
+    let bundled = manifests.is_empty() && sdks.is_empty();
+    let paths = if bundled {
+        vec![locate::bundled_suite()?]
+    } else {
+        manifests
+    };
+    let mut loaded = manifest::load_all(&paths)?;
+    let sdk = if sdks.is_empty() {
+        sdk::SdkServers::default()
+    } else {
+        sdk::load(sdks, &locate::kits_dir()?, &locate::kit_cache()?)?
+    };
+    loaded.extend(sdk.manifests);
+    let chosen = select(by_shape(loaded, shapes)?, servers)?;
+    let default_baseline = if bundled {
+        locate::bundled_baseline()?
+    } else {
+        None
+    };
+    let suite = (bundled || !sdks.is_empty())
+        .then(locate::suite)
+        .transpose()?;
+    execute(opts, &chosen, default_baseline, sdk.untested, suite, false)
+}
+
+/// `check --watch -- CMD`: one plan, run again on every change under `watch_paths`.
+fn check_watch(
+    opts: &args::RunOpts,
+    command: &[String],
+    name: Option<&str>,
+    watch_paths: Vec<PathBuf>,
+) -> Result<ExitCode, Error> {
+    let mut plan = plan::plan(
+        opts,
+        &[adhoc(command, name)],
+        None,
+        &Catalogue::bundled(),
+        &Profiles::bundled(),
+    )?;
+    plan.name_by_handshake = name.is_none();
+    watch::watch(plan, watch_paths)
 }
 
 /// `check`'s server: its command, called `name` (else after its command until the run names
@@ -307,16 +350,7 @@ fn report(action: ReportCmd) -> Result<ExitCode, Error> {
             } else {
                 render::render(&r, format)
             };
-            // Any other format goes to --output when it is given, else to the terminal.
-            match out {
-                Some(file) => {
-                    if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
-                        std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
-                    }
-                    std::fs::write(&file, text).map_err(Error::io(&file))?;
-                }
-                None => print!("{text}"),
-            }
+            write_or_print(out.as_deref(), &text)?;
         }
         ReportCmd::Site {
             from,
@@ -334,29 +368,48 @@ fn report(action: ReportCmd) -> Result<ExitCode, Error> {
                 .collect::<Result<Vec<_>, _>>()?;
             println!("{}", merge::merge(reports)?.to_json());
         }
-        ReportCmd::Badges { from, out, hosts } => {
-            let r = load_report(&from)?;
-            std::fs::create_dir_all(&out).map_err(Error::io(&out))?;
-            let scope = if hosts {
-                badge::Scope::Hosts
-            } else {
-                badge::Scope::All
-            };
-            for b in badge::badges_in(&r, scope) {
-                // Not `with_extension`: server names contain dots ("node-1.30.0-timer").
-                let stem = match scope {
-                    badge::Scope::All => b.file_stem(),
-                    badge::Scope::Hosts => format!("{}-hosts", b.file_stem()),
-                };
-                let svg = out.join(format!("{stem}.svg"));
-                std::fs::write(&svg, b.svg()).map_err(Error::io(&svg))?;
-                let json = out.join(format!("{stem}.json"));
-                std::fs::write(&json, b.endpoint_json()).map_err(Error::io(&json))?;
-                println!("{}: {} ({})", b.server, b.message, b.color.name());
-            }
-        }
+        ReportCmd::Badges { from, out, hosts } => write_badges(&load_report(&from)?, &out, hosts)?,
     }
     Ok(ExitCode::from(exit_codes::SUCCESS))
+}
+
+/// A rendered format goes to `--output` when it is given, else to the terminal.
+fn write_or_print(out: Option<&Path>, text: &str) -> Result<(), Error> {
+    match out {
+        Some(file) => {
+            if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
+            }
+            std::fs::write(file, text).map_err(Error::io(file))
+        }
+        None => {
+            print!("{text}");
+            Ok(())
+        }
+    }
+}
+
+/// `report badges`: an SVG and a shields endpoint per server (or per server's host view).
+fn write_badges(r: &Report, out: &Path, hosts: bool) -> Result<(), Error> {
+    std::fs::create_dir_all(out).map_err(Error::io(out))?;
+    let scope = if hosts {
+        badge::Scope::Hosts
+    } else {
+        badge::Scope::All
+    };
+    for b in badge::badges_in(r, scope) {
+        // Not `with_extension`: server names contain dots ("node-1.30.0-timer").
+        let stem = match scope {
+            badge::Scope::All => b.file_stem(),
+            badge::Scope::Hosts => format!("{}-hosts", b.file_stem()),
+        };
+        let svg = out.join(format!("{stem}.svg"));
+        std::fs::write(&svg, b.svg()).map_err(Error::io(&svg))?;
+        let json = out.join(format!("{stem}.json"));
+        std::fs::write(&json, b.endpoint_json()).map_err(Error::io(&json))?;
+        println!("{}: {} ({})", b.server, b.message, b.color.name());
+    }
+    Ok(())
 }
 
 /// What got better or worse in `report` since the saved report `old`, in `format` (text or

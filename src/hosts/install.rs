@@ -26,31 +26,21 @@ fn npm_in(dir: &Path, args: &[String], stderr: os::Stderr) -> std::io::Result<os
     )
 }
 
-fn npm(args: &[&str]) -> Result<String, HostError> {
-    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-    npm_in(Path::new("."), &args, os::Stderr::Separate)
-        .map_err(|e| HostError::Registry(format!("npm {}: {e}", args.join(" "))))
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-}
-
-/// The package's releases (`npm view <pkg> time --json`), pre-releases left out.
+/// The package's releases (`kits::npm_view`), pre-releases left out, in
+/// publication order.
 pub fn releases(package: &str) -> Result<Releases, HostError> {
-    let newest = npm(&["view", package, "version"])?.trim().to_string();
-    if newest.is_empty() {
-        return Err(HostError::Registry(format!("npm has no package {package}")));
-    }
-    let time: serde_json::Value =
-        serde_json::from_str(&npm(&["view", package, "time", "--json"])?).unwrap_or_default();
-    let mut dated: Vec<(String, String)> = time
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .filter(|(k, _)| k.as_str() != "created" && k.as_str() != "modified")
-                .filter(|(k, _)| !k.contains('-'))
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
-                .collect()
-        })
-        .unwrap_or_default();
+    let view = crate::kits::npm_view(package)
+        .map_err(|e| HostError::Registry(format!("npm view {package}: {e}")))?;
+    let newest = view
+        .latest
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| HostError::Registry(format!("npm has no package {package}")))?;
+    let mut dated: Vec<(String, String)> = view
+        .releases
+        .into_iter()
+        .filter(|r| !r.version.contains('-'))
+        .map(|r| (r.version, r.date.unwrap_or_default()))
+        .collect();
     dated.sort_by(|a, b| a.1.cmp(&b.1));
     Ok(Releases { newest, dated })
 }

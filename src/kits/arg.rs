@@ -81,9 +81,20 @@ pub fn valid_line(id: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
-fn version_text(arg: &str, text: &str, what: &'static str) -> Result<String, KitError> {
-    Version::parse(text).map_err(|source| bad(arg, ArgError::Version { what, source }))?;
+fn version_text(text: &str, what: &'static str) -> Result<String, ArgError> {
+    Version::parse(text).map_err(|source| ArgError::Version { what, source })?;
     Ok(text.to_string())
+}
+
+/// `NAME` or `NAME@SEL`, SEL being a version, `all`, `latest` or `FROM..TO` (either end may
+/// be left open): the one grammar `--sdk LINE@...` and `host measure HOST@...` share. The
+/// name is the caller's to check (a kit line, a host id); `None` when no `@` was written.
+pub fn parse_named(arg: &str) -> Result<(String, Option<VersionSel>), ArgError> {
+    let arg = arg.trim();
+    match arg.split_once('@') {
+        None => Ok((arg.to_string(), None)),
+        Some((name, sel)) => Ok((name.to_string(), Some(parse_sel(sel)?))),
+    }
 }
 
 /// Parses one `--sdk` argument. Pure: whether the line exists is checked against the loaded
@@ -92,28 +103,34 @@ pub fn parse_sdk_arg(s: &str) -> Result<SdkRequest, KitError> {
     let arg = s.trim();
     // The line id contains neither '@' nor '=', so the first of them ends it; a path after
     // '=' may contain '@'.
-    let split = arg.find(['@', '=']);
-    let (line, rest) = match split {
-        Some(i) => (&arg[..i], Some((&arg[i..i + 1], &arg[i + 1..]))),
-        None => (arg, None),
+    let local = match arg.find(['@', '=']) {
+        Some(i) if arg[i..].starts_with('=') => Some((&arg[..i], None, &arg[i + 1..])),
+        Some(i) => arg[i + 1..]
+            .strip_prefix("local:")
+            .and_then(|s| s.split_once('='))
+            .map(|(name, path)| (&arg[..i], Some(name), path)),
+        None => None,
     };
+    let (line, target) = match local {
+        Some((line, name, path)) => (line.to_string(), local_target(arg, path, name)),
+        None => {
+            let line = arg.split_once('@').map_or(arg, |(line, _)| line);
+            let target = parse_named(arg)
+                .map(|(_, sel)| Target::Registry(sel.unwrap_or(VersionSel::Latest)))
+                .map_err(|reason| bad(arg, reason));
+            (line.to_string(), target)
+        }
+    };
+    // The line is checked first: its mistake is named before the version's or the path's.
     if line.is_empty() {
         return Err(bad(arg, ArgError::NoLine));
     }
-    if !valid_line(line) {
-        return Err(bad(arg, ArgError::BadLine(line.to_string())));
+    if !valid_line(&line) {
+        return Err(bad(arg, ArgError::BadLine(line)));
     }
-    let target = match rest {
-        None => Target::Registry(VersionSel::Latest),
-        Some(("=", path)) => local(arg, path, None)?,
-        Some((_, sel)) => match sel.strip_prefix("local:").and_then(|s| s.split_once('=')) {
-            Some((name, path)) => local(arg, path, Some(name))?,
-            None => Target::Registry(parse_sel(arg, sel)?),
-        },
-    };
     Ok(SdkRequest {
-        line: line.to_string(),
-        target,
+        line,
+        target: target?,
     })
 }
 
@@ -125,7 +142,7 @@ pub fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-'))
 }
 
-fn local(arg: &str, path: &str, name: Option<&str>) -> Result<Target, KitError> {
+fn local_target(arg: &str, path: &str, name: Option<&str>) -> Result<Target, KitError> {
     if path.is_empty() {
         return Err(bad(arg, ArgError::EmptyPath));
     }
@@ -138,32 +155,29 @@ fn local(arg: &str, path: &str, name: Option<&str>) -> Result<Target, KitError> 
     })
 }
 
-fn parse_sel(arg: &str, sel: &str) -> Result<VersionSel, KitError> {
+fn parse_sel(sel: &str) -> Result<VersionSel, ArgError> {
     match sel {
-        "" => Err(bad(arg, ArgError::EmptyVersion)),
+        "" => Err(ArgError::EmptyVersion),
         "all" => Ok(VersionSel::All),
         "latest" => Ok(VersionSel::Latest),
         _ => match sel.split_once("..") {
-            None => Ok(VersionSel::Exact(version_text(arg, sel, "version")?)),
+            None => Ok(VersionSel::Exact(version_text(sel, "version")?)),
             Some((from, to)) => {
                 if from.is_empty() && to.is_empty() {
-                    return Err(bad(arg, ArgError::OpenRange));
+                    return Err(ArgError::OpenRange);
                 }
                 let from = (!from.is_empty())
-                    .then(|| version_text(arg, from, "range start"))
+                    .then(|| version_text(from, "range start"))
                     .transpose()?;
                 let to = (!to.is_empty())
-                    .then(|| version_text(arg, to, "range end"))
+                    .then(|| version_text(to, "range end"))
                     .transpose()?;
                 if let (Some(a), Some(b)) = (&from, &to) {
                     if Version::parse(a).ok() > Version::parse(b).ok() {
-                        return Err(bad(
-                            arg,
-                            ArgError::EmptyRange {
-                                from: a.clone(),
-                                to: b.clone(),
-                            },
-                        ));
+                        return Err(ArgError::EmptyRange {
+                            from: a.clone(),
+                            to: b.clone(),
+                        });
                     }
                 }
                 Ok(VersionSel::Range { from, to })
@@ -241,6 +255,30 @@ mod tests {
             parse_sdk_arg("python@2.0.0b1").unwrap(),
             reg("python", VersionSel::Exact("2.0.0b1".into()))
         );
+    }
+
+    #[test]
+    fn a_name_and_its_releases_parse_alone() {
+        assert_eq!(parse_named("codex"), Ok(("codex".into(), None)));
+        assert_eq!(
+            parse_named("codex@latest"),
+            Ok(("codex".into(), Some(VersionSel::Latest)))
+        );
+        assert_eq!(
+            parse_named("codex@all"),
+            Ok(("codex".into(), Some(VersionSel::All)))
+        );
+        assert_eq!(
+            parse_named("claude-code@2.0.1..2.1.3"),
+            Ok((
+                "claude-code".into(),
+                Some(VersionSel::Range {
+                    from: Some("2.0.1".into()),
+                    to: Some("2.1.3".into())
+                })
+            ))
+        );
+        assert_eq!(parse_named("codex@"), Err(ArgError::EmptyVersion));
     }
 
     #[test]

@@ -39,13 +39,13 @@ mod spec;
 mod template;
 pub mod version;
 
-pub use arg::{parse_sdk_arg, ArgError, SdkRequest, Target, VersionSel};
+pub use arg::{parse_named, parse_sdk_arg, ArgError, SdkRequest, Target, VersionSel};
 pub use detect::{detect, Detected};
 pub use install::{
     build, instantiate, prepare, Built, Incomplete, Instance, LocalError, NotTestable, Prepared,
     Source, StepFailure,
 };
-pub use registry::{fetch_all, versions, RegistryError, Release};
+pub use registry::{fetch_all, npm_view, versions, NpmView, RegistryError, Release};
 pub use spec::{
     load_file, load_kits, Bootstrap, Ecosystem, Expect, FieldProblem, Hint, Kit, LocalRecipe,
     Recipe, Shape, SpecProblem, Untestable, Variant,

@@ -1,5 +1,6 @@
 //! Published versions and their release dates, from each SDK's registry: the ecosystem's own
-//! CLI where it lists them (`npm view PKG versions time --json`, `go list -m -versions`),
+//! CLI where it lists them (`npm view PKG versions time dist-tags --json`, also for the hosts
+//! `host measure` installs; `go list -m -versions`),
 //! HTTP where it does not (PyPI's JSON API, the crates.io sparse index, Maven Central's
 //! `maven-metadata.xml`). Parsing is pure and tested; fetching is a thin layer around it.
 
@@ -70,8 +71,18 @@ fn sorted(mut list: Vec<Release>) -> Vec<Release> {
 
 // ---- parsers (pure) -----------------------------------------------------------------------
 
-/// `npm view PKG versions time --json`: `{"versions": [...] | "x", "time": {v: date}}`.
-pub fn parse_npm(json: &str) -> Result<Vec<Release>, RegistryError> {
+/// What `npm view PKG versions time dist-tags --json` says of a package.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NpmView {
+    /// Every installable version, sorted, with its date.
+    pub releases: Vec<Release>,
+    /// The `latest` dist-tag: what `npm install PKG` picks.
+    pub latest: Option<String>,
+}
+
+/// `npm view PKG versions time dist-tags --json`:
+/// `{"versions": [...] | "x", "time": {v: date}, "dist-tags": {"latest": v}}`.
+pub fn parse_npm(json: &str) -> Result<NpmView, RegistryError> {
     #[derive(Deserialize)]
     #[serde(untagged)]
     enum OneOrMany {
@@ -83,20 +94,25 @@ pub fn parse_npm(json: &str) -> Result<Vec<Release>, RegistryError> {
         versions: Option<OneOrMany>,
         #[serde(default)]
         time: std::collections::BTreeMap<String, String>,
+        #[serde(default, rename = "dist-tags")]
+        tags: std::collections::BTreeMap<String, String>,
     }
-    let v: View = serde_json::from_str(json).map_err(bad_json("npm view output"))?;
+    let mut v: View = serde_json::from_str(json).map_err(bad_json("npm view output"))?;
     // `time` also keeps unpublished versions; `versions` is what can be installed.
     let versions = match v.versions {
         Some(OneOrMany::One(s)) => vec![s],
         Some(OneOrMany::Many(l)) => l,
         None => v.time.keys().cloned().collect(),
     };
-    Ok(sorted(
-        versions
-            .iter()
-            .map(|ver| release(ver, v.time.get(ver).cloned(), false))
-            .collect(),
-    ))
+    Ok(NpmView {
+        releases: sorted(
+            versions
+                .iter()
+                .map(|ver| release(ver, v.time.get(ver).cloned(), false))
+                .collect(),
+        ),
+        latest: v.tags.remove("latest"),
+    })
 }
 
 /// PyPI's `https://pypi.org/pypi/PKG/json`: a release's date is its first file's upload
@@ -276,39 +292,49 @@ fn http_get(kit: &Kit, url: &str) -> Result<String, KitError> {
         .map_err(|e| registry_err(kit, url, Box::new(e)))
 }
 
-fn run(kit: &Kit, program: &str, args: &[String]) -> Result<String, KitError> {
-    let shown = format!("{program} {}", args.join(" "));
+/// A registry's CLI, its output captured (in a group the interrupt kills).
+fn run_listing(program: &str, args: &[String]) -> Result<String, RegistryError> {
     let dir = std::env::temp_dir();
     // Outside any module, so `go list` never reads or edits a go.mod of the caller.
-    let env = [("GOFLAGS", "-mod=mod"), ("GO111MODULE", "on")];
+    let env = [
+        ("GOFLAGS", "-mod=mod"),
+        ("GO111MODULE", "on"),
+        ("NO_UPDATE_NOTIFIER", "1"),
+    ];
     let out = os::run_captured(program.as_ref(), args, &dir, env, os::Stderr::Separate)
-        .map_err(|e| registry_err(kit, &shown, RegistryError::Spawn(e)))?;
+        .map_err(RegistryError::Spawn)?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         let tail: Vec<&str> = err.lines().rev().take(5).collect();
-        return Err(registry_err(
-            kit,
-            &shown,
-            RegistryError::Exited {
-                tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
-            },
-        ));
+        return Err(RegistryError::Exited {
+            tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
+        });
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn run(kit: &Kit, program: &str, args: &[String]) -> Result<String, KitError> {
+    run_listing(program, args)
+        .map_err(|e| registry_err(kit, &format!("{program} {}", args.join(" ")), e))
+}
+
+/// An npm package's releases and its `latest` tag: the one npm lister, for `--sdk` lines
+/// and for the hosts `host measure` installs.
+pub fn npm_view(package: &str) -> Result<NpmView, RegistryError> {
+    let args: Vec<String> = ["view", package, "versions", "time", "dist-tags", "--json"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    parse_npm(&run_listing("npm", &args)?)
 }
 
 /// Every published version of the kit's package, sorted, with release dates.
 pub fn fetch_all(kit: &Kit) -> Result<Vec<Release>, KitError> {
     let pkg = &kit.package;
     match kit.ecosystem {
-        Ecosystem::Npm => {
-            let args: Vec<String> = ["view", pkg, "versions", "time", "--json"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
-            let out = run(kit, "npm", &args)?;
-            parse_npm(&out).map_err(|e| registry_err(kit, "npm view", e))
-        }
+        Ecosystem::Npm => npm_view(pkg)
+            .map(|v| v.releases)
+            .map_err(|e| registry_err(kit, &format!("npm view {pkg}"), e)),
         Ecosystem::Pypi => {
             let url = format!("https://pypi.org/pypi/{pkg}/json");
             parse_pypi(&http_get(kit, &url)?).map_err(|e| registry_err(kit, &url, e))
@@ -426,13 +452,19 @@ mod tests {
             "time":{"created":"2024-01-01T00:00:00Z","modified":"2026-01-01T00:00:00Z",
                     "1.0.0":"2024-11-25T14:27:34.367Z","1.9.0":"2025-04-01T00:00:00Z",
                     "1.10.0":"2025-04-17T00:00:00Z","0.0.1":"2023-01-01T00:00:00Z"}}"#;
-        let l = parse_npm(json).unwrap();
-        assert_eq!(vs(&l), ["1.0.0", "1.9.0", "1.10.0", "1.23.0-beta.0"]);
+        let view = parse_npm(json).unwrap();
+        let l = &view.releases;
+        assert_eq!(vs(l), ["1.0.0", "1.9.0", "1.10.0", "1.23.0-beta.0"]);
         assert_eq!(l[0].date.as_deref(), Some("2024-11-25T14:27:34.367Z"));
         assert_eq!(l[3].date, None);
-        let one =
-            parse_npm(r#"{"versions":"2.0.0","time":{"2.0.0":"2026-07-29T09:15:09Z"}}"#).unwrap();
-        assert_eq!(vs(&one), ["2.0.0"]);
+        assert_eq!(view.latest, None);
+        let one = parse_npm(
+            r#"{"versions":"2.0.0","time":{"2.0.0":"2026-07-29T09:15:09Z"},
+                "dist-tags":{"latest":"2.0.0","next":"2.1.0-rc.1"}}"#,
+        )
+        .unwrap();
+        assert_eq!(vs(&one.releases), ["2.0.0"]);
+        assert_eq!(one.latest.as_deref(), Some("2.0.0"));
     }
 
     #[test]
