@@ -68,7 +68,7 @@ pub struct Delivery {
     pub action: String,
     /// process, group, tree, children.
     pub to: String,
-    /// host, kernel (a hang-up), daemon:<comm>, pid:<n>.
+    /// host, kernel (a hang-up), daemon:<comm> (the server's parent, not the host), pid:<n>.
     pub from: String,
     pub at_ms: f64,
     /// The server was SIGKILLed before it could take this signal, which its descendants
@@ -118,13 +118,24 @@ fn near(events: &[Event], role: &str, signo: u64, t: u64) -> bool {
     })
 }
 
-fn sender(e: &Event, host: &[i32]) -> String {
+/// The server's parent when it is not the host: the daemon that adopted it.
+fn adopter(events: &[Event], host: &[i32]) -> Option<(i32, String)> {
+    let s = first(events, "server", "start")?;
+    let ppid = s.raw["ppid"].as_i64()? as i32;
+    let comm = s.raw["parent_comm"].as_str().unwrap_or("?").to_string();
+    (!host.contains(&ppid)).then_some((ppid, comm))
+}
+
+fn sender(e: &Event, host: &[i32], adopter: Option<&(i32, String)>) -> String {
     let pid = e.raw["si_pid"].as_i64().unwrap_or(-1) as i32;
     if host.contains(&pid) {
         return "host".into();
     }
     if pid == 0 {
         return "kernel".into();
+    }
+    if let Some((_, comm)) = adopter.filter(|(p, _)| *p == pid) {
+        return format!("daemon:{comm}");
     }
     match e.raw["sender_comm"].as_str() {
         Some(c) => format!("pid:{pid} ({c})"),
@@ -205,12 +216,16 @@ pub fn read_run(f: &RunFacts) -> RunReading {
 fn deliveries(f: &RunFacts, host: &[i32]) -> Vec<Delivery> {
     let ev = &f.events;
     let t0 = f.trigger_ns;
+    let daemon = adopter(ev, host);
     let mut out: Vec<Delivery> = Vec::new();
     for e in ev.iter().filter(|e| e.t_ns >= t0) {
+        // The server's pipes are its parent's: the daemon's, when one adopted it.
         let pipe = |action: &str| Delivery {
             action: action.into(),
             to: "process".into(),
-            from: "host".into(),
+            from: daemon
+                .as_ref()
+                .map_or("host".into(), |(_, c)| format!("daemon:{c}")),
             at_ms: ms(t0, e.t_ns),
             unseen_at_server: false,
         };
@@ -238,7 +253,7 @@ fn deliveries(f: &RunFacts, host: &[i32]) -> Vec<Delivery> {
                 out.push(Delivery {
                     action: name,
                     to: to.into(),
-                    from: sender(e, host),
+                    from: sender(e, host, daemon.as_ref()),
                     at_ms: ms(t0, e.t_ns),
                     unseen_at_server,
                 });
