@@ -47,6 +47,9 @@ pub struct PathLadder {
     pub host_exit: Option<Spread>,
     /// Measured with the daemon a first run left already up (a second session).
     pub daemon_up: bool,
+    /// A signal that walked the tree one process at a time: the action, and from the first
+    /// descendant's to the server's.
+    pub walk: Option<(String, Spread)>,
     /// Measured again with the daemon up, the same ladder (said, not a profile of its own).
     pub same_with_daemon_up: Vec<String>,
 }
@@ -170,7 +173,27 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
         host_exit: Spread::of(readings.iter().filter_map(|r| r.host_exit_ms).collect()),
         daemon_up: p.daemon_up,
         same_with_daemon_up: Vec::new(),
+        walk: walk(&same),
     })
+}
+
+/// The first signal that walked the tree, over the runs that show it.
+fn walk(runs: &[&RunReading]) -> Option<(String, Spread)> {
+    let action = runs
+        .iter()
+        .find_map(|r| r.deliveries.iter().find(|d| d.walk_ms.is_some()))?
+        .action
+        .clone();
+    let xs = runs
+        .iter()
+        .filter_map(|r| {
+            r.deliveries
+                .iter()
+                .find(|d| d.action == action)
+                .and_then(|d| d.walk_ms)
+        })
+        .collect();
+    Some((action, Spread::of(xs)?))
 }
 
 /// A run's ladder in one line, for a run that disagreed with the others.
@@ -384,6 +407,9 @@ fn measured_line(m: &Measurement, g: &PathLadder) -> String {
     if let Some(s) = g.first {
         waits.insert(0, format!("\"trigger → first\" = \"{}\"", s));
     }
+    if let Some((action, s)) = &g.walk {
+        waits.push(format!("\"{action} walk (first → server)\" = \"{s}\""));
+    }
     let triggers: Vec<String> = g.triggers.iter().map(|t| toml_str(t)).collect();
     format!(
         "measured = {{ package = {}, version = {}, date = {}, triggers = [{}], repeats = {}, reproduces = {}, waits = {{ {} }}{}{} }}",
@@ -412,6 +438,11 @@ fn notes(g: &PathLadder) -> Vec<String> {
     if let Some((action, _)) = g.shape.iter().find(|(_, to)| to == "children") {
         notes.push(format!(
             "The {action} goes to the server's children, not the server (replayed so: `to = \"children\"`)."
+        ));
+    }
+    if let Some((action, s)) = &g.walk {
+        notes.push(format!(
+            "The {action} walks the tree one process at a time, deepest first, the server last: {s} from the first descendant's to the server's (one `kill` per process: a bigger tree takes longer). Replayed as one {action} to the tree at the server's time."
         ));
     }
     if g.unseen_at_server > 0 {

@@ -21,6 +21,7 @@ fn run(actions: &[(&str, f64)], ctty: bool, walked: bool) -> Run {
                     from: "host".into(),
                     at_ms: *t,
                     unseen_at_server: false,
+                    walk_ms: None,
                 })
                 .collect(),
             host_exit_ms: Some(1.0),
