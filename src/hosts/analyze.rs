@@ -15,6 +15,11 @@ use serde_json::Value;
 /// Two deliveries this close together are one signal sent to several processes.
 pub const SAME_MS: f64 = 30.0;
 
+/// A signal sent one process at a time (GitHub Copilot CLI runs a `kill` per descendant,
+/// deepest first, the server last) reaches the descendants up to this long before the
+/// server: one walk of the tree, not a signal to the children of its own.
+pub const WALK_MS: f64 = 150.0;
+
 /// One recorder log line, the fields the analysis reads.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Event {
@@ -68,13 +73,17 @@ pub struct Delivery {
     pub action: String,
     /// process, group, tree, children.
     pub to: String,
-    /// host, kernel (a hang-up), daemon:<comm>, pid:<n>.
+    /// host, kernel (a hang-up), daemon:<comm> (the server's parent, not the host), pid:<n>.
     pub from: String,
     pub at_ms: f64,
     /// The server was SIGKILLed before it could take this signal, which its descendants
     /// took: it is counted as reaching the server too.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unseen_at_server: bool,
+    /// The signal walked the tree one process at a time, the server last: how long before
+    /// the server's the first descendant's came.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub walk_ms: Option<f64>,
 }
 
 /// Where the server ran, relative to the host.
@@ -109,6 +118,27 @@ fn first<'a>(events: &'a [Event], role: &str, ev: &str) -> Option<&'a Event> {
     events.iter().find(|e| e.role == role && e.ev == ev)
 }
 
+/// When `role` logged `signo` in the [`WALK_MS`] before `t` (earliest first).
+fn walked_before(events: &[Event], role: &str, signo: u64, t: u64) -> Option<u64> {
+    events
+        .iter()
+        .filter(|e| e.role == role && e.ev == "signal" && e.raw["signo"].as_u64() == Some(signo))
+        .map(|e| e.t_ns)
+        .filter(|&x| x < t && ms(x, t) <= WALK_MS)
+        .min()
+}
+
+/// Whether the server logged `signo` in the [`WALK_MS`] after `t`.
+fn server_after(events: &[Event], signo: u64, t: u64) -> bool {
+    events.iter().any(|e| {
+        e.role == "server"
+            && e.ev == "signal"
+            && e.raw["signo"].as_u64() == Some(signo)
+            && e.t_ns >= t
+            && ms(t, e.t_ns) <= WALK_MS
+    })
+}
+
 fn near(events: &[Event], role: &str, signo: u64, t: u64) -> bool {
     events.iter().any(|e| {
         e.role == role
@@ -118,13 +148,24 @@ fn near(events: &[Event], role: &str, signo: u64, t: u64) -> bool {
     })
 }
 
-fn sender(e: &Event, host: &[i32]) -> String {
+/// The server's parent when it is not the host: the daemon that adopted it.
+fn adopter(events: &[Event], host: &[i32]) -> Option<(i32, String)> {
+    let s = first(events, "server", "start")?;
+    let ppid = s.raw["ppid"].as_i64()? as i32;
+    let comm = s.raw["parent_comm"].as_str().unwrap_or("?").to_string();
+    (!host.contains(&ppid)).then_some((ppid, comm))
+}
+
+fn sender(e: &Event, host: &[i32], adopter: Option<&(i32, String)>) -> String {
     let pid = e.raw["si_pid"].as_i64().unwrap_or(-1) as i32;
     if host.contains(&pid) {
         return "host".into();
     }
     if pid == 0 {
         return "kernel".into();
+    }
+    if let Some((_, comm)) = adopter.filter(|(p, _)| *p == pid) {
+        return format!("daemon:{comm}");
     }
     match e.raw["sender_comm"].as_str() {
         Some(c) => format!("pid:{pid} ({c})"),
@@ -205,14 +246,19 @@ pub fn read_run(f: &RunFacts) -> RunReading {
 fn deliveries(f: &RunFacts, host: &[i32]) -> Vec<Delivery> {
     let ev = &f.events;
     let t0 = f.trigger_ns;
+    let daemon = adopter(ev, host);
     let mut out: Vec<Delivery> = Vec::new();
     for e in ev.iter().filter(|e| e.t_ns >= t0) {
+        // The server's pipes are its parent's: the daemon's, when one adopted it.
         let pipe = |action: &str| Delivery {
             action: action.into(),
             to: "process".into(),
-            from: "host".into(),
+            from: daemon
+                .as_ref()
+                .map_or("host".into(), |(_, c)| format!("daemon:{c}")),
             at_ms: ms(t0, e.t_ns),
             unseen_at_server: false,
+            walk_ms: None,
         };
         match (e.role.as_str(), e.ev.as_str()) {
             ("server", "stdin_eof") => out.push(pipe("close-stdin")),
@@ -221,16 +267,31 @@ fn deliveries(f: &RunFacts, host: &[i32]) -> Vec<Delivery> {
                 let signo = e.raw["signo"].as_u64().unwrap_or(0);
                 let name = e.raw["name"].as_str().unwrap_or("?").to_ascii_lowercase();
                 let unseen_at_server = role == "child" && killed_before_it_could_log(f, e.t_ns);
+                let (child, grandchild) = if role == "server" {
+                    (
+                        walked_before(ev, "child", signo, e.t_ns),
+                        walked_before(ev, "grandchild", signo, e.t_ns),
+                    )
+                } else {
+                    (None, None)
+                };
+                let walk_ms = [child, grandchild]
+                    .into_iter()
+                    .flatten()
+                    .min()
+                    .map(|first| ms(first, e.t_ns))
+                    .filter(|&w| w > SAME_MS);
                 let to = if role == "server" || unseen_at_server {
                     match (
-                        near(ev, "child", signo, e.t_ns),
-                        near(ev, "grandchild", signo, e.t_ns),
+                        near(ev, "child", signo, e.t_ns) || (walk_ms.is_some() && child.is_some()),
+                        near(ev, "grandchild", signo, e.t_ns)
+                            || (walk_ms.is_some() && grandchild.is_some()),
                     ) {
                         (_, true) => "tree",
                         (true, false) => "group",
                         _ => "process",
                     }
-                } else if near(ev, "server", signo, e.t_ns) {
+                } else if near(ev, "server", signo, e.t_ns) || server_after(ev, signo, e.t_ns) {
                     continue;
                 } else {
                     "children"
@@ -238,9 +299,10 @@ fn deliveries(f: &RunFacts, host: &[i32]) -> Vec<Delivery> {
                 out.push(Delivery {
                     action: name,
                     to: to.into(),
-                    from: sender(e, host),
+                    from: sender(e, host, daemon.as_ref()),
                     at_ms: ms(t0, e.t_ns),
                     unseen_at_server,
+                    walk_ms,
                 });
             }
             _ => {}
@@ -273,6 +335,7 @@ fn inferred_kill(f: &RunFacts, death_ns: u64) -> Delivery {
         from: "inferred from death".into(),
         at_ms: ms(f.trigger_ns, death_ns),
         unseen_at_server: false,
+        walk_ms: None,
     }
 }
 
@@ -443,6 +506,35 @@ mod tests {
         let spared = read_run(&facts(true, 900));
         assert_eq!(spared.deliveries[0].to, "children");
         assert!(!spared.deliveries[0].unseen_at_server);
+    }
+
+    #[test]
+    fn a_signal_sent_one_process_at_a_time_the_server_last_is_one_walk_of_the_tree() {
+        // GitHub Copilot CLI: `kill -s TERM` per descendant, deepest first, then the server.
+        let term = |pid: i32| format!(",\"signo\":15,\"name\":\"SIGTERM\",\"si_pid\":{pid}");
+        let log = [
+            line(1, "server", 10, "start", ",\"ppid\":5,\"pgid\":4,\"sid\":3"),
+            line(100, "grandchild", 12, "signal", &term(21)),
+            line(112, "child", 11, "signal", &term(22)),
+            line(160, "server", 10, "signal", &term(23)),
+        ]
+        .join("\n");
+        let facts = RunFacts {
+            events: parse_log(&log),
+            host_pid: 5,
+            server_death_ns: Some(163_000_000),
+            ..Default::default()
+        };
+        let r = read_run(&facts);
+        assert_eq!(
+            shape(&r),
+            [
+                ("sigterm".into(), "tree".into()),
+                ("sigkill".into(), "process".into())
+            ]
+        );
+        assert_eq!(r.deliveries[0].at_ms, 160.0);
+        assert_eq!(r.deliveries[0].walk_ms, Some(60.0));
     }
 
     #[test]

@@ -7,6 +7,8 @@ use std::path::Path;
 
 use serde_json::json;
 
+pub use crate::os::hostproc::Terminal;
+
 /// How one quit path is driven.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Drive {
@@ -48,6 +50,10 @@ pub struct HostSpec {
     /// TUI arguments (before the quit).
     pub tui_args: &'static [&'static str],
     pub paths: &'static [QuitPath],
+    /// The terminal its TUI runs in: a pseudo-terminal that answers the cursor and
+    /// device-attribute queries, or tmux for a TUI that waits on more (then the quit keys
+    /// a user types reach it as they do in their terminal).
+    pub terminal: Terminal,
     config: ConfigKind,
 }
 
@@ -139,17 +145,8 @@ const GEMINI_PATHS: [QuitPath; 7] = one_shot_then_tui("prompt", &["-p", "say ok"
 const CONTINUE_PATHS: [QuitPath; 7] = one_shot_then_tui("print", &["-p", "say ok"], "/exit");
 const OPENCODE_PATHS: [QuitPath; 7] = one_shot_then_tui("run", &["run", "say ok"], "/exit");
 const COPILOT_PATHS: [QuitPath; 7] = one_shot_then_tui("prompt", &["-p", "say ok"], "/exit");
-const CLINE_ALL: [QuitPath; 7] = one_shot_then_tui("prompt", &["say ok"], "/quit");
-/// Cline's TUI answers neither `/quit` nor Ctrl-D in this pseudo-terminal (it waits for
-/// replies to its terminal queries, which a real terminal gives); Ctrl-C, the terminal
-/// closing and signals reach it through the kernel.
-const CLINE_PATHS: [QuitPath; 5] = [
-    CLINE_ALL[0],
-    CLINE_ALL[3],
-    CLINE_ALL[4],
-    CLINE_ALL[5],
-    CLINE_ALL[6],
-];
+/// Cline's TUI waits on terminal answers a bare pty does not give: it runs in tmux.
+const CLINE_PATHS: [QuitPath; 7] = one_shot_then_tui("prompt", &["say ok"], "/quit");
 
 pub const HOSTS: &[HostSpec] = &[
     HostSpec {
@@ -159,6 +156,7 @@ pub const HOSTS: &[HostSpec] = &[
         bin: "claude",
         tui_args: &[],
         paths: &CLAUDE_PATHS,
+        terminal: Terminal::Pty,
         config: ConfigKind::Claude,
     },
     HostSpec {
@@ -168,6 +166,7 @@ pub const HOSTS: &[HostSpec] = &[
         bin: "codex",
         tui_args: &[],
         paths: &CODEX_PATHS,
+        terminal: Terminal::Pty,
         config: ConfigKind::Codex,
     },
     HostSpec {
@@ -177,6 +176,7 @@ pub const HOSTS: &[HostSpec] = &[
         bin: "gemini",
         tui_args: &[],
         paths: &GEMINI_PATHS,
+        terminal: Terminal::Pty,
         config: ConfigKind::Gemini,
     },
     HostSpec {
@@ -186,6 +186,7 @@ pub const HOSTS: &[HostSpec] = &[
         bin: "cn",
         tui_args: &[],
         paths: &CONTINUE_PATHS,
+        terminal: Terminal::Pty,
         config: ConfigKind::Continue,
     },
     HostSpec {
@@ -195,6 +196,7 @@ pub const HOSTS: &[HostSpec] = &[
         bin: "opencode",
         tui_args: &[],
         paths: &OPENCODE_PATHS,
+        terminal: Terminal::Pty,
         config: ConfigKind::Opencode,
     },
     HostSpec {
@@ -204,6 +206,7 @@ pub const HOSTS: &[HostSpec] = &[
         bin: "qwen",
         tui_args: &[],
         paths: &GEMINI_PATHS,
+        terminal: Terminal::Pty,
         config: ConfigKind::Qwen,
     },
     HostSpec {
@@ -213,6 +216,7 @@ pub const HOSTS: &[HostSpec] = &[
         bin: "copilot",
         tui_args: &[],
         paths: &COPILOT_PATHS,
+        terminal: Terminal::Pty,
         config: ConfigKind::Copilot,
     },
     HostSpec {
@@ -222,6 +226,7 @@ pub const HOSTS: &[HostSpec] = &[
         bin: "cline",
         tui_args: &["-i"],
         paths: &CLINE_PATHS,
+        terminal: Terminal::Tmux,
         config: ConfigKind::Cline,
     },
 ];
@@ -457,10 +462,14 @@ impl HostConfig<'_> {
                 "updatedAt": "2026-01-01T00:00:00.000Z", "tokenSource": "manual"}}});
         let mcp = json!({"mcpServers": {"rec": {"transport": {"type": "stdio",
             "command": self.cmd, "args": self.args}}}});
+        // The notices a first start shows (a modal any key closes, the `/` of `/quit` too).
+        let notices = json!({"shown": {"cline-cli-cline-pass-intro": true,
+            "cline-cli-desktop-launch": true}});
         Setup {
             files: vec![
                 (dir.join("providers.json"), providers.to_string()),
                 (dir.join("cline_mcp_settings.json"), mcp.to_string()),
+                (dir.join("cli-notices.json"), notices.to_string()),
             ],
             env: BTreeMap::new(),
         }

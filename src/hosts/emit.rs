@@ -45,6 +45,13 @@ pub struct PathLadder {
     pub others: Vec<String>,
     /// From the trigger to the host's exit, over every run.
     pub host_exit: Option<Spread>,
+    /// Measured with the daemon a first run left already up (a second session).
+    pub daemon_up: bool,
+    /// A signal that walked the tree one process at a time: the action, and from the first
+    /// descendant's to the server's.
+    pub walk: Option<(String, Spread)>,
+    /// Measured again with the daemon up, the same ladder (said, not a profile of its own).
+    pub same_with_daemon_up: Vec<String>,
 }
 
 /// Why a path has no ladder.
@@ -164,7 +171,29 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
             .count(),
         others,
         host_exit: Spread::of(readings.iter().filter_map(|r| r.host_exit_ms).collect()),
+        daemon_up: p.daemon_up,
+        same_with_daemon_up: Vec::new(),
+        walk: walk(&same),
     })
+}
+
+/// The first signal that walked the tree, over the runs that show it.
+fn walk(runs: &[&RunReading]) -> Option<(String, Spread)> {
+    let action = runs
+        .iter()
+        .find_map(|r| r.deliveries.iter().find(|d| d.walk_ms.is_some()))?
+        .action
+        .clone();
+    let xs = runs
+        .iter()
+        .filter_map(|r| {
+            r.deliveries
+                .iter()
+                .find(|d| d.action == action)
+                .and_then(|d| d.walk_ms)
+        })
+        .collect();
+    Some((action, Spread::of(xs)?))
 }
 
 /// A run's ladder in one line, for a run that disagreed with the others.
@@ -183,20 +212,60 @@ fn one_line(r: &RunReading) -> String {
     parts.join(", ")
 }
 
-/// The paths of one release grouped by equal ladders (shape, plumbing, walking away).
+/// What makes two paths' ladders one: the shape, the plumbing (a controlling terminal
+/// aside: the TUI has one, a one-shot command not) and walking away.
+fn ladder_key(x: &PathLadder) -> (Vec<(String, String)>, analyze::Plumbing, bool) {
+    let mut p = x.plumbing.clone();
+    p.ctty = false;
+    (x.shape.clone(), p, x.walked_away.is_some())
+}
+
+/// The paths of one release grouped by equal ladders (shape, plumbing, walking away), the
+/// first runs' and the daemon-up runs' apart. A path whose daemon-up runs show its first
+/// runs' ladder is one profile that says so; one whose ladder changes with the daemon up
+/// (the daemon adopted the server) gets a `-daemon-up` profile too.
 pub fn group(m: &Measurement) -> (Vec<PathLadder>, Vec<Unmeasured>) {
+    let (mut groups, missing) = group_state(m, false);
+    let (up, missing_up) = group_state(m, true);
+    for g in up {
+        let first_key = |t: &String| {
+            groups
+                .iter()
+                .find(|f| f.triggers.contains(t))
+                .map(ladder_key)
+        };
+        if g.triggers
+            .iter()
+            .all(|t| first_key(t) == Some(ladder_key(&g)))
+        {
+            for f in groups.iter_mut() {
+                let same: Vec<String> = g
+                    .triggers
+                    .iter()
+                    .filter(|t| f.triggers.contains(t))
+                    .cloned()
+                    .collect();
+                f.same_with_daemon_up.extend(same);
+            }
+        } else {
+            groups.push(g);
+        }
+    }
+    let mut missing = missing;
+    missing.extend(missing_up.into_iter().map(|u| Unmeasured {
+        trigger: format!("{} (daemon up)", u.trigger),
+        why: u.why,
+    }));
+    (groups, missing)
+}
+
+fn group_state(m: &Measurement, daemon_up: bool) -> (Vec<PathLadder>, Vec<Unmeasured>) {
     let mut groups: Vec<PathLadder> = Vec::new();
     let mut missing = Vec::new();
-    for p in &m.paths {
+    for p in m.paths.iter().filter(|p| p.daemon_up == daemon_up) {
         match summarise(p) {
             Ok(l) => {
-                // A controlling terminal (the TUI has one, a one-shot command not) does not
-                // change the ladder.
-                let key = |x: &PathLadder| {
-                    let mut p = x.plumbing.clone();
-                    p.ctty = false;
-                    (x.shape.clone(), p, x.walked_away.is_some())
-                };
+                let key = ladder_key;
                 if let Some(g) = groups.iter_mut().find(|g| key(g) == key(&l)) {
                     let t = &l.triggers[0];
                     g.others
@@ -226,12 +295,17 @@ pub fn group(m: &Measurement) -> (Vec<PathLadder>, Vec<Unmeasured>) {
     (groups, missing)
 }
 
-/// The profile id of a group.
+/// The profile id of a group (`-daemon-up` for a ladder seen only with the daemon up).
 pub fn profile_id(host: &str, g: &PathLadder, quit_trigger: &str) -> String {
-    if g.triggers.iter().any(|t| t == quit_trigger) {
+    let id = if g.triggers.iter().any(|t| t == quit_trigger) {
         host.to_string()
     } else {
         format!("{host}-{}", g.triggers[0])
+    };
+    if g.daemon_up {
+        format!("{id}-daemon-up")
+    } else {
+        id
     }
 }
 
@@ -284,10 +358,19 @@ fn profile_toml(m: &Measurement, name: &str, g: &PathLadder) -> String {
         "\n[[profile]]\nid = {}\nkind = \"host\"",
         toml_str(&id)
     );
+    let state = if g.daemon_up {
+        ", its daemon up from a first run"
+    } else {
+        ""
+    };
     let _ = writeln!(
         out,
         "client = {}",
-        toml_str(&format!("{name} {} ({})", m.version, g.triggers.join(", ")))
+        toml_str(&format!(
+            "{name} {} ({}{state})",
+            m.version,
+            g.triggers.join(", ")
+        ))
     );
     let _ = writeln!(out, "basis = \"measured\"");
     let _ = writeln!(out, "{}", measured_line(m, g));
@@ -324,9 +407,12 @@ fn measured_line(m: &Measurement, g: &PathLadder) -> String {
     if let Some(s) = g.first {
         waits.insert(0, format!("\"trigger → first\" = \"{}\"", s));
     }
+    if let Some((action, s)) = &g.walk {
+        waits.push(format!("\"{action} walk (first → server)\" = \"{s}\""));
+    }
     let triggers: Vec<String> = g.triggers.iter().map(|t| toml_str(t)).collect();
     format!(
-        "measured = {{ package = {}, version = {}, date = {}, triggers = [{}], repeats = {}, reproduces = {}, waits = {{ {} }}{} }}",
+        "measured = {{ package = {}, version = {}, date = {}, triggers = [{}], repeats = {}, reproduces = {}, waits = {{ {} }}{}{} }}",
         toml_str(&m.package),
         toml_str(&m.version),
         toml_str(&m.date),
@@ -337,7 +423,8 @@ fn measured_line(m: &Measurement, g: &PathLadder) -> String {
         match g.plumbing.via.strip_prefix("daemon:") {
             Some(d) => format!(", daemon = {}", toml_str(d)),
             None => String::new(),
-        }
+        },
+        if g.daemon_up { ", daemon_up = true" } else { "" }
     )
 }
 
@@ -353,6 +440,11 @@ fn notes(g: &PathLadder) -> Vec<String> {
             "The {action} goes to the server's children, not the server (replayed so: `to = \"children\"`)."
         ));
     }
+    if let Some((action, s)) = &g.walk {
+        notes.push(format!(
+            "The {action} walks the tree one process at a time, deepest first, the server last: {s} from the first descendant's to the server's (one `kill` per process: a bigger tree takes longer). Replayed as one {action} to the tree at the server's time."
+        ));
+    }
     if g.unseen_at_server > 0 {
         notes.push(format!(
             "In {} of {} runs the server was SIGKILLed within {} ms of a signal its descendants took, before it could take it: counted as reaching it too.",
@@ -364,6 +456,18 @@ fn notes(g: &PathLadder) -> Vec<String> {
     if let Some(d) = g.plumbing.via.strip_prefix("daemon:") {
         notes.push(format!(
             "The server's parent is the host's daemon ({d}), not the process the user quits."
+        ));
+    }
+    if g.daemon_up {
+        notes.push(
+            "Measured in a second session: the daemon a first run left was up in the same HOME, as a user's next session finds it; the daemon was killed by pid afterwards."
+                .into(),
+        );
+    }
+    if !g.same_with_daemon_up.is_empty() {
+        notes.push(format!(
+            "The same with the daemon a first run left up ({}).",
+            g.same_with_daemon_up.join(", ")
         ));
     }
     if let Some(w) = &g.walked_away {
@@ -466,8 +570,13 @@ pub fn history(ms_: &[Measurement]) -> String {
                 }
                 Err(u) => format!("not measured: {}", u.why),
             };
+            let key = if p.daemon_up {
+                format!("{} (daemon up)", p.trigger)
+            } else {
+                p.trigger.clone()
+            };
             by_path
-                .entry(p.trigger.clone())
+                .entry(key)
                 .or_default()
                 .push((m.version.clone(), cell));
         }

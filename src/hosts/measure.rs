@@ -1,6 +1,11 @@
 //! One host release × its quit paths × R repeats: install (once), configure an isolated
 //! HOME, launch the host with the recorder as its one server, drive the quit, watch by
 //! pidfd, read the log, and kill everything the run left (hosts, daemons, servers) by pid.
+//!
+//! A host whose run leaves a daemon that detached itself (a session of its own: Codex's
+//! app-server, Cline's hub) is measured in both states a user meets: a first run (no
+//! daemon) and, in the same HOME with the last first run's daemon left up, a second run
+//! (the daemon may adopt the server). The daemon is killed after the second runs.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -10,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::analyze::{self, RunFacts, RunReading};
 use super::catalogue::{Drive, HostSpec, QuitPath, TuiQuit};
 use super::standin::StandIn;
-use super::start::{launch, screen_line, stalled, Launched, Server};
+use super::start::{launch, launch_in, screen_line, stalled, Launched, Server};
 use super::HostError;
 use crate::os::hostproc::{self, HostProc};
 
@@ -39,6 +44,25 @@ pub struct Run {
 pub struct PathRuns {
     pub trigger: String,
     pub runs: Vec<Run>,
+    /// Run with the daemon an earlier run left already up (a user's second session).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub daemon_up: bool,
+}
+
+/// Where a run's HOME comes from.
+#[derive(Clone, Copy)]
+enum Home<'a> {
+    /// A fresh one; with `keep_daemons`, a daemon that detached itself is left up in it.
+    Fresh { keep_daemons: bool },
+    /// The HOME of an earlier run whose daemon is still up.
+    Shared(&'a Path),
+}
+
+/// A HOME with the host's daemon still up in it: the daemon (and whatever carries its
+/// run's marker) is killed, then the HOME removed, when dropped.
+struct Kept {
+    _daemons: hostproc::Daemons,
+    dir: tempfile::TempDir,
 }
 
 /// One release measured.
@@ -183,13 +207,12 @@ pub(super) fn wait_quiet(root: i32, min: Duration, cap: Duration) {
 
 /// The processes of the run still alive after the host exited, other than the host, its
 /// terminal's shell and the recorder: its daemons.
-fn daemons_left(l: &Launched, recorders: &[i32]) -> Vec<String> {
+fn daemons_left(l: &Launched, recorders: &[i32]) -> Vec<hostproc::Leftover> {
     let (host_pid, shell) = (l.host.pid(), l.host.spawned_pid());
     hostproc::leftovers(&l.marker)
         .into_iter()
         .filter(|x| !recorders.contains(&x.pid) && x.pid != host_pid)
         .filter(|x| x.pid != shell && x.ppid != shell)
-        .map(|x| format!("pid {} (parent {}): {}", x.pid, x.ppid, x.cmdline))
         .collect()
 }
 
@@ -199,8 +222,13 @@ fn one_run(
     path: &QuitPath,
     api: &StandIn,
     opts: &Options,
-) -> Result<Run, HostError> {
-    let mut l = launch(spec, exe, path, Server::Recorder(opts.helper), api)?;
+    home: Home,
+) -> Result<(Run, Option<Kept>), HostError> {
+    let server = Server::Recorder(opts.helper);
+    let mut l = match home {
+        Home::Fresh { .. } => launch(spec, exe, path, server, api)?,
+        Home::Shared(dir) => launch_in(spec, exe, path, server, api, dir)?,
+    };
     let host_pid = l.host.pid();
     let mut run = Run {
         reading: None,
@@ -213,7 +241,7 @@ fn one_run(
     if !started {
         run.failure = Some(stalled(&l.host.screen_text(), api));
         let _ = hostproc::kill_all(&l.marker, &[host_pid]);
-        return Ok(run);
+        return Ok((run, None));
     }
     let rec = Recorders::read(&read_events(&l.log));
     let recorder_pids = rec.pids();
@@ -241,7 +269,11 @@ fn one_run(
         rec.parent
             .is_some_and(|p| p != host_pid && alive_after(p, PARENT_SETTLE.saturating_sub(since)))
     });
-    run.daemons = daemons_left(&l, &recorder_pids);
+    let left = daemons_left(&l, &recorder_pids);
+    run.daemons = left
+        .iter()
+        .map(|x| format!("pid {} (parent {}): {}", x.pid, x.ppid, x.cmdline))
+        .collect();
     let mut events = read_events(&l.log);
     if matches!(path.drive, Drive::OneShot(_)) {
         // A one-shot command's quit is its own: timed from the server's last reply.
@@ -268,8 +300,25 @@ fn one_run(
     if run.failure.is_none() {
         run.reading = Some(analyze::read_run(&facts));
     }
-    let _ = hostproc::kill_all(&l.marker, &recorder_pids);
-    Ok(run)
+    // A daemon that detached itself (leads a session of its own) is what a user's next
+    // session finds: kept up for the second runs when asked.
+    let detached: Vec<i32> = left
+        .iter()
+        .filter(|x| x.sid == x.pid)
+        .map(|x| x.pid)
+        .collect();
+    let keep = matches!(home, Home::Fresh { keep_daemons: true }) && !detached.is_empty();
+    if !keep {
+        let _ = hostproc::kill_all(&l.marker, &recorder_pids);
+        return Ok((run, None));
+    }
+    let _ = hostproc::kill_all_but(&l.marker, &recorder_pids, &detached);
+    let daemons = l.host.spare(&detached);
+    let kept = l.dir.take().map(|dir| Kept {
+        _daemons: daemons,
+        dir,
+    });
+    Ok((run, kept))
 }
 
 /// Measures one installed release.
@@ -288,21 +337,34 @@ pub fn measure(
         if !opts.only.is_empty() && !opts.only.iter().any(|o| o == path.trigger) {
             continue;
         }
-        let mut runs = Vec::new();
-        for i in 0..opts.repeats.max(1) {
-            let run = one_run(spec, exe, path, &api, opts)?;
+        let run = |i: u32, home: Home, progress: &mut dyn FnMut(&str)| {
+            let (run, kept) = one_run(spec, exe, path, &api, opts, home)?;
+            let state = if matches!(home, Home::Shared(_)) {
+                " (daemon up)"
+            } else {
+                ""
+            };
             progress(&format!(
-                "{}@{version} {} #{}: {}",
+                "{}@{version} {}{state} #{}: {}",
                 spec.id,
                 path.trigger,
                 i + 1,
                 summary(&run)
             ));
-            let stop = run
+            Ok::<_, HostError>((run, kept))
+        };
+        let repeats = opts.repeats.max(1);
+        let mut runs = Vec::new();
+        let mut kept = None;
+        for i in 0..repeats {
+            let last = i + 1 == repeats;
+            let (r, k) = run(i, Home::Fresh { keep_daemons: last }, progress)?;
+            kept = k;
+            let stop = r
                 .failure
                 .as_deref()
                 .is_some_and(|f| f.starts_with("not measurable"));
-            runs.push(run);
+            runs.push(r);
             if stop {
                 break;
             }
@@ -310,7 +372,20 @@ pub fn measure(
         paths.push(PathRuns {
             trigger: path.trigger.to_string(),
             runs,
+            daemon_up: false,
         });
+        // The second session: the daemon the last run left is up in its HOME.
+        if let Some(k) = kept {
+            let mut runs = Vec::new();
+            for i in 0..repeats {
+                runs.push(run(i, Home::Shared(k.dir.path()), progress)?.0);
+            }
+            paths.push(PathRuns {
+                trigger: path.trigger.to_string(),
+                runs,
+                daemon_up: true,
+            });
+        }
     }
     Ok(Measurement {
         host: spec.id.to_string(),
@@ -381,6 +456,9 @@ fn exits_or_begins(host: &mut HostProc, window: Duration, began: &dyn Fn() -> bo
     false
 }
 
+/// The time between the two Ctrl-C of "Ctrl-C twice", as a user types them.
+pub const CTRL_C_GAP: Duration = Duration::from_millis(300);
+
 /// Where a measurement's JSON is kept (history reads these).
 pub fn saved_path(cache: &Path, host: &str, version: &str) -> PathBuf {
     cache
@@ -403,7 +481,8 @@ pub(super) fn quit_tui(host: &mut HostProc, quit: TuiQuit, began: &dyn Fn() -> b
             host.type_slowly(b"\r", Duration::ZERO);
         }
         // The quit is the key press that completes it: a second Ctrl-D, where the host asks
-        // for one to confirm, and the second Ctrl-C.
+        // for one to confirm. Ctrl-C twice starts at the first: a host may begin ending its
+        // servers before the second (Cline closes stdin), which then comes as the user types.
         TuiQuit::CtrlD => {
             host.type_slowly(b"\x04", Duration::ZERO);
             if !exits_or_begins(host, Duration::from_millis(300), began) {
@@ -413,8 +492,7 @@ pub(super) fn quit_tui(host: &mut HostProc, quit: TuiQuit, began: &dyn Fn() -> b
         }
         TuiQuit::CtrlCTwice => {
             host.type_slowly(b"\x03", Duration::ZERO);
-            std::thread::sleep(Duration::from_millis(300));
-            trigger_ns = crate::os::mono_ns();
+            std::thread::sleep(CTRL_C_GAP);
             host.type_slowly(b"\x03", Duration::ZERO);
         }
         TuiQuit::TerminalClosed => host.close_terminal(),

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use super::catalogue::{Drive, HostSpec, QuitPath};
 use super::standin::StandIn;
 use super::HostError;
-use crate::os::hostproc::{HostProc, Launch};
+use crate::os::hostproc::{HostProc, Launch, Terminal};
 
 pub(super) fn screen_line(text: &str) -> String {
     let plain = strip_ansi(text);
@@ -72,7 +72,9 @@ pub(super) struct Launched {
     pub marker: String,
     /// The recorder's log (unused for a user's command).
     pub log: PathBuf,
-    _dir: tempfile::TempDir,
+    /// The run's HOME and working directory; `None` when the run shares another's (a
+    /// daemon the first run left is still up in it).
+    pub dir: Option<tempfile::TempDir>,
 }
 
 fn write_files(files: &[(PathBuf, String)]) -> Result<(), HostError> {
@@ -94,17 +96,38 @@ pub(super) fn launch(
     server: Server,
     api: &StandIn,
 ) -> Result<Launched, HostError> {
-    let (dir_prefix, marker_prefix) = match server {
-        Server::Recorder(_) => ("mcp-shutdown-host-", ""),
-        Server::Command(_) => ("mcp-shutdown-real-host-", "real-"),
+    let dir_prefix = match server {
+        Server::Recorder(_) => "mcp-shutdown-host-",
+        Server::Command(_) => "mcp-shutdown-real-host-",
     };
     let dir = tempfile::Builder::new()
         .prefix(dir_prefix)
         .tempdir()
         .map_err(|e| HostError::io(Path::new("/tmp"), e))?;
-    let home = dir.path().join("home");
-    let cwd = dir.path().join("work");
-    let log = dir.path().join("recorder.log");
+    let mut l = launch_in(spec, exe, path, server, api, dir.path())?;
+    l.dir = Some(dir);
+    Ok(l)
+}
+
+/// [`launch`] in a HOME an earlier run used, as a user's second session runs in their own:
+/// what that run left (a daemon, its state files) is there. The recorder's log starts
+/// afresh (the earlier run's recorders are gone).
+pub(super) fn launch_in(
+    spec: &HostSpec,
+    exe: &Path,
+    path: &QuitPath,
+    server: Server,
+    api: &StandIn,
+    dir: &Path,
+) -> Result<Launched, HostError> {
+    let marker_prefix = match server {
+        Server::Recorder(_) => "",
+        Server::Command(_) => "real-",
+    };
+    let home = dir.join("home");
+    let cwd = dir.join("work");
+    let log = dir.join("recorder.log");
+    let _ = std::fs::remove_file(&log);
     for d in [&home, &cwd] {
         std::fs::create_dir_all(d).map_err(|e| HostError::io(d, e))?;
     }
@@ -147,9 +170,12 @@ pub(super) fn launch(
         std::process::id(),
         crate::os::mono_ns()
     );
-    let (args, pty): (Vec<String>, bool) = match path.drive {
-        Drive::OneShot(a) => (a.iter().map(|s| s.to_string()).collect(), false),
-        Drive::Tui(_) => (spec.tui_args.iter().map(|s| s.to_string()).collect(), true),
+    let (args, terminal): (Vec<String>, Terminal) = match path.drive {
+        Drive::OneShot(a) => (a.iter().map(|s| s.to_string()).collect(), Terminal::None),
+        Drive::Tui(_) => (
+            spec.tui_args.iter().map(|s| s.to_string()).collect(),
+            spec.terminal,
+        ),
     };
     let host = HostProc::spawn(&Launch {
         program: exe,
@@ -157,13 +183,13 @@ pub(super) fn launch(
         env: &env,
         cwd: &cwd,
         marker: &marker,
-        pty,
+        terminal,
     })
     .map_err(|e| HostError::io(exe, e))?;
     Ok(Launched {
         host,
         marker,
         log,
-        _dir: dir,
+        dir: None,
     })
 }

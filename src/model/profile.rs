@@ -51,6 +51,9 @@ pub struct MeasuredRef {
     /// The host's daemon that is the server's parent (not the process the user quits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub daemon: Option<String>,
+    /// Measured with the daemon a first run left already up (a user's second session).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub daemon_up: bool,
 }
 
 fn yes() -> bool {

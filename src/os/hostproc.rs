@@ -1,7 +1,9 @@
 //! A real host process for `host measure`: spawned in a pseudo-terminal of its own (as a
-//! terminal's shell would start it: session leader, the pty as controlling terminal) or
-//! with plain pipes for its one-shot commands; typed into, hung up, signalled, watched by
-//! pidfd, and every process it left behind found by an environment marker and killed.
+//! terminal's shell would start it: session leader, the pty as controlling terminal), in a
+//! tmux pane (a real terminal emulator, for a TUI that waits on answers a bare pty does not
+//! give), or with plain pipes for its one-shot commands; typed into, hung up, signalled,
+//! watched by pidfd, and every process it left behind found by an environment marker and
+//! killed.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -26,19 +28,37 @@ pub struct Launch<'a> {
     pub env: &'a BTreeMap<String, OsString>,
     pub cwd: &'a Path,
     pub marker: &'a str,
-    /// In a pseudo-terminal (a TUI) or with stdin closed and output discarded (one-shot).
-    pub pty: bool,
+    pub terminal: Terminal,
+}
+
+/// Where the host runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Terminal {
+    /// stdin closed, output kept (a one-shot command).
+    None,
+    /// A pseudo-terminal of its own that answers the cursor-position and device-attribute
+    /// queries.
+    Pty,
+    /// A tmux pane: a terminal emulator that answers every query a TUI sends.
+    Tmux,
 }
 
 /// A running host.
 pub struct HostProc {
-    /// The process spawned: the host itself, or the shell that leads the terminal's session.
+    /// The process spawned: the host itself, the shell that leads the terminal's session,
+    /// or the tmux client that started the pane (and exited).
     child: Child,
+    /// The host itself, or the shell that leads its terminal's session.
+    shell: i32,
+    /// The tmux server's socket name, when the host runs in a tmux pane.
+    tmux: Option<String>,
     host_pid: i32,
     pidfd: Option<Pidfd>,
     terminal: Option<std::sync::mpsc::Sender<TermCmd>>,
     screen: Arc<Mutex<Vec<u8>>>,
     marker: String,
+    /// Processes of its marker its end leaves running: the daemons a next run adopts.
+    spared: Vec<i32>,
 }
 
 /// The markers of the hosts running now: what an interrupt kills.
@@ -107,7 +127,11 @@ impl HostProc {
     pub fn spawn(l: &Launch) -> std::io::Result<Self> {
         // Known before it exists: an interrupt from here on kills it.
         live().push(l.marker.to_string());
-        let mut cmd = if l.pty {
+        if l.terminal == Terminal::Tmux {
+            return Self::spawn_tmux(l);
+        }
+        let pty = l.terminal == Terminal::Pty;
+        let mut cmd = if pty {
             let mut c = Command::new("/bin/sh");
             // The shell stays after the host exits, as a user's shell returns to its prompt.
             c.arg("-c")
@@ -122,7 +146,7 @@ impl HostProc {
             .envs(l.env)
             .env(MARKER_ENV, l.marker)
             .current_dir(l.cwd);
-        if l.pty {
+        if pty {
             let ws = winsize();
             let pty = nix::pty::openpty(Some(&ws), None)?;
             let slave_fd = pty.slave.as_raw_fd();
@@ -156,11 +180,14 @@ impl HostProc {
             let terminal = Some(run_terminal(pty.master, screen.clone()));
             return Ok(Self {
                 child,
+                shell,
+                tmux: None,
                 host_pid,
                 pidfd: Pidfd::open(host_pid as u32).ok(),
                 terminal,
                 screen,
                 marker: l.marker.to_string(),
+                spared: Vec::new(),
             });
         }
         // Its output is kept as its "screen": what a one-shot command printed says why it
@@ -178,17 +205,20 @@ impl HostProc {
         let screen = keep_output(&mut child);
         Ok(Self {
             child,
+            shell: host_pid,
+            tmux: None,
             host_pid,
             pidfd: Pidfd::open(host_pid as u32).ok(),
             terminal: None,
             screen,
             marker: l.marker.to_string(),
+            spared: Vec::new(),
         })
     }
 
     /// The process spawned (the terminal's shell, or the host itself).
     pub fn spawned_pid(&self) -> i32 {
-        self.child.id() as i32
+        self.shell
     }
 
     /// The host's pid (not the shell's).
@@ -199,6 +229,15 @@ impl HostProc {
     /// Types into the terminal one byte at a time (a TUI that reads a burst as a paste
     /// would not run a command from it).
     pub fn type_slowly(&self, text: &[u8], gap: Duration) {
+        if let Some(sock) = &self.tmux {
+            for b in text {
+                tmux(
+                    sock,
+                    &["send-keys", "-t", TMUX_SESSION, "-H", &format!("{b:02x}")],
+                );
+                std::thread::sleep(gap);
+            }
+        }
         if let Some(t) = &self.terminal {
             for b in text {
                 let _ = t.send(TermCmd::Write(vec![*b]));
@@ -209,6 +248,9 @@ impl HostProc {
 
     /// Closes the terminal (its master, the only one): the kernel hangs the session up.
     pub fn close_terminal(&mut self) {
+        if let Some(sock) = self.tmux.take() {
+            tmux(&sock, &["kill-server"]);
+        }
         if let Some(t) = self.terminal.take() {
             let _ = t.send(TermCmd::Close);
         }
@@ -235,8 +277,95 @@ impl HostProc {
 
     /// What the terminal showed (ANSI and all), for a one-line reason when it stalls.
     pub fn screen_text(&self) -> String {
+        if let Some(sock) = &self.tmux {
+            return tmux(sock, &["capture-pane", "-p", "-t", TMUX_SESSION]);
+        }
         let bytes = self.screen.lock().map(|s| s.clone()).unwrap_or_default();
         String::from_utf8_lossy(&bytes).into_owned()
+    }
+}
+
+/// The tmux session the host runs in (one per server socket).
+const TMUX_SESSION: &str = "host";
+
+/// Runs one tmux command against the server at `sock`; its output.
+fn tmux(sock: &str, args: &[&str]) -> String {
+    Command::new("tmux")
+        .args(["-L", sock])
+        .args(args)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default()
+}
+
+impl HostProc {
+    /// The host in a tmux pane of a server of its own (its socket named by the marker, its
+    /// configuration empty but the terminal type, which stays the plain terminal's), the
+    /// pane's shell as in [`HostProc::spawn`]'s pseudo-terminal.
+    fn spawn_tmux(l: &Launch) -> std::io::Result<Self> {
+        let sock = format!("mcp-shutdown-{}", l.marker);
+        let (cols, rows) = (winsize().ws_col.to_string(), winsize().ws_row.to_string());
+        let mut cmd = Command::new("tmux");
+        cmd.args(["-L", &sock, "-f", "/dev/null", "start-server", ";"])
+            .args(["set", "-g", "default-terminal", "xterm-256color", ";"])
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                TMUX_SESSION,
+                "-x",
+                &cols,
+                "-y",
+                &rows,
+            ])
+            .args([
+                "--",
+                "/bin/sh",
+                "-c",
+                "\"$0\" \"$@\"; s=$?; sleep 30; exit $s",
+            ])
+            .arg(l.program)
+            .args(l.args)
+            .env_clear()
+            .envs(l.env)
+            .env(MARKER_ENV, l.marker)
+            .current_dir(l.cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let mut child = spawn_unless_interrupted(&mut cmd, l.marker)?;
+        let _ = child.wait();
+        let pane = tmux(&sock, &["display", "-p", "-t", TMUX_SESSION, "#{pane_pid}"]);
+        let shell: i32 = pane.trim().parse().map_err(|_| {
+            std::io::Error::other(format!(
+                "tmux started no pane (is tmux installed?): {pane:?}"
+            ))
+        })?;
+        let host_pid = find_child(shell, Duration::from_secs(5)).unwrap_or(shell);
+        Ok(Self {
+            child,
+            shell,
+            tmux: Some(sock),
+            host_pid,
+            pidfd: Pidfd::open(host_pid as u32).ok(),
+            terminal: None,
+            screen: Arc::new(Mutex::new(Vec::new())),
+            marker: l.marker.to_string(),
+            spared: Vec::new(),
+        })
+    }
+
+    /// Leaves `pids` (the host's daemons) running when the host goes: the returned guard
+    /// kills them, and whatever else carries the marker then, when it is dropped (or at an
+    /// interrupt, until then).
+    pub fn spare(&mut self, pids: &[i32]) -> Daemons {
+        self.spared = pids.to_vec();
+        Daemons {
+            marker: self.marker.clone(),
+            pids: pids.to_vec(),
+        }
     }
 }
 
@@ -245,8 +374,27 @@ impl Drop for HostProc {
         self.signal(crate::model::SignalName::Kill);
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if self.tmux.is_some() {
+            crate::os::signals::signal_pid(self.shell, crate::model::SignalName::Kill);
+        }
         self.close_terminal();
-        kill_all(&self.marker, &[]);
+        kill_all_but(&self.marker, &[], &self.spared);
+        if self.spared.is_empty() {
+            live().retain(|m| m != &self.marker);
+        }
+    }
+}
+
+/// A host's daemons left up for the next run: killed, with everything of their marker,
+/// when dropped.
+pub struct Daemons {
+    marker: String,
+    pids: Vec<i32>,
+}
+
+impl Drop for Daemons {
+    fn drop(&mut self) {
+        kill_all(&self.marker, &self.pids);
         live().retain(|m| m != &self.marker);
     }
 }
@@ -363,6 +511,8 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 pub struct Leftover {
     pub pid: i32,
     pub ppid: i32,
+    /// Its session: one it leads (`sid == pid`) is a daemon that detached itself.
+    pub sid: i32,
     pub cmdline: String,
 }
 
@@ -374,6 +524,7 @@ pub fn leftovers(marker: &str) -> Vec<Leftover> {
         .map(|p| Leftover {
             pid: p.pid,
             ppid: p.ppid,
+            sid: p.sid,
             cmdline: p.cmdline,
         })
         .collect()
@@ -382,14 +533,21 @@ pub fn leftovers(marker: &str) -> Vec<Leftover> {
 /// Kills, by pid, every live process of this measurement and the recorder processes
 /// (which the host may have started with a filtered environment); returns what it killed.
 pub fn kill_all(marker: &str, extra: &[i32]) -> Vec<Leftover> {
+    kill_all_but(marker, extra, &[])
+}
+
+/// [`kill_all`], leaving the `spared` pids (a host's daemons kept for the next run) up.
+pub fn kill_all_but(marker: &str, extra: &[i32], spared: &[i32]) -> Vec<Leftover> {
     let mut killed = Vec::new();
     for _ in 0..20 {
         let mut found = leftovers(marker);
+        found.retain(|p| !spared.contains(&p.pid));
         for &pid in extra {
             if let Some(p) = procfs::proc_info(pid).filter(|p| !p.is_zombie()) {
                 found.push(Leftover {
                     pid,
                     ppid: p.ppid,
+                    sid: p.sid,
                     cmdline: p.cmdline,
                 });
             }

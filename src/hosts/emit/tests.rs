@@ -21,6 +21,7 @@ fn run(actions: &[(&str, f64)], ctty: bool, walked: bool) -> Run {
                     from: "host".into(),
                     at_ms: *t,
                     unseen_at_server: false,
+                    walk_ms: None,
                 })
                 .collect(),
             host_exit_ms: Some(1.0),
@@ -53,6 +54,7 @@ fn the_shape_most_runs_show_names_the_path_and_a_signal_to_the_children_alone_is
         date: "2026-12-02".into(),
         repeats: 3,
         paths: vec![PathRuns {
+            daemon_up: false,
             trigger: "quit-command".into(),
             runs: vec![odd, ladder.clone(), ladder],
         }],
@@ -88,14 +90,17 @@ fn paths_with_equal_ladders_share_a_profile_and_the_quit_command_names_it() {
         repeats: 2,
         paths: vec![
             PathRuns {
+                daemon_up: false,
                 trigger: "mcp-list".into(),
                 runs: vec![run(&ladder, false, false), run(&ladder, false, false)],
             },
             PathRuns {
+                daemon_up: false,
                 trigger: "quit-command".into(),
                 runs: vec![run(&ladder, true, false), run(&ladder, true, false)],
             },
             PathRuns {
+                daemon_up: false,
                 trigger: "sigkill".into(),
                 runs: vec![run(
                     &[("close-stdin", 5.0), ("stdout-closed", 6.0)],
@@ -144,4 +149,65 @@ fn pipes_the_host_s_death_closed_are_one_close_pipes_however_late_the_recorder_w
     let kept = merge_pipes(alive.reading.as_ref().unwrap());
     let actions: Vec<_> = kept.deliveries.iter().map(|d| d.action.as_str()).collect();
     assert_eq!(actions, ["close-stdin", "stdout-closed"]);
+}
+
+#[test]
+fn a_daemon_that_adopts_the_server_gets_a_daemon_up_profile_and_one_that_does_not_a_note() {
+    let ladder = [
+        ("close-stdin", 90.0),
+        ("sigterm", 350.0),
+        ("sigkill", 2350.0),
+    ];
+    let mut adopted = run(&[], true, true);
+    if let Some(r) = adopted.reading.as_mut() {
+        r.plumbing.via = "daemon:cline".into();
+    }
+    let path = |trigger: &str, daemon_up: bool, runs: Vec<Run>| PathRuns {
+        trigger: trigger.into(),
+        runs,
+        daemon_up,
+    };
+    let m = Measurement {
+        host: "cline-cli".into(),
+        package: "cline".into(),
+        version: "3.0.65".into(),
+        date: "2026-12-06".into(),
+        repeats: 1,
+        paths: vec![
+            path("quit-command", false, vec![run(&ladder, true, false)]),
+            path("quit-command", true, vec![adopted]),
+            path(
+                "sigkill",
+                false,
+                vec![run(&[("close-pipes", 5.0)], true, true)],
+            ),
+            path(
+                "sigkill",
+                true,
+                vec![run(&[("close-pipes", 6.0)], true, true)],
+            ),
+        ],
+        wall_ms: 0,
+        installed: false,
+    };
+    let parsed: toml::Value = toml::from_str(&profiles_toml(&m, "Cline CLI")).unwrap();
+    let ids: Vec<&str> = parsed["profile"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        ["cline-cli", "cline-cli-sigkill", "cline-cli-daemon-up"]
+    );
+    let up = &parsed["profile"][2];
+    assert_eq!(up["measured"]["daemon_up"].as_bool(), Some(true));
+    assert_eq!(up["measured"]["daemon"].as_str(), Some("cline"));
+    assert_eq!(up["steps"][0]["do"].as_str(), Some("nothing"));
+    let note = parsed["profile"][1]["cap_note"].as_str().unwrap();
+    assert!(
+        note.contains("The same with the daemon a first run left up (sigkill)"),
+        "{note}"
+    );
 }
