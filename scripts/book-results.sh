@@ -46,7 +46,7 @@ fi
 
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 args=()
-if [ -s "$dir/matrix.json" ] || [ ! -s "$dir/census.json" ]; then
+if [ -s "$dir/matrix.json" ] || { [ ! -s "$dir/census.json" ] && ! compgen -G "$dir/census-*.json" >/dev/null; }; then
   for f in matrix profiles hosts; do
     [ -s "$dir/$f.json" ] || { echo "book-results: $dir/$f.json is missing (make it with --run)" >&2; exit 2; }
   done
@@ -66,3 +66,13 @@ if [ -s "$dir/census.json" ]; then
   fi
 fi
 python3 scripts/readme_tables.py "${args[@]}"
+# Another census beside it, DIR/census-SUFFIX.json (e.g. census-wide.json, the 340-server
+# census): its own leaderboard-SUFFIX and census-findings-SUFFIX blocks.
+for extra in "$dir"/census-*.json; do
+  [ -s "$extra" ] || continue
+  suffix=$(basename "$extra" .json); suffix=${suffix#census-}
+  "$bin" report site --from "$extra" --output "$tmp/site-$suffix" >/dev/null
+  python3 scripts/census_findings.py "$extra" >"$tmp/findings-$suffix.md"
+  python3 scripts/readme_tables.py --census "$suffix" \
+    --leaderboard "$tmp/site-$suffix/leaderboard.md" --findings "$tmp/findings-$suffix.md"
+done

@@ -129,6 +129,9 @@ def main():
     p.add_argument("--leaderboard", help="a census site's leaderboard.md")
     p.add_argument("--findings", help="the census findings, as Markdown")
     p.add_argument("--book", default="docs/book/src", help="the book's source directory")
+    p.add_argument("--census", default="", metavar="SUFFIX",
+                   help="write another census's blocks: `leaderboard-SUFFIX` and "
+                        "`census-findings-SUFFIX` (e.g. `wide`, the 340-server census)")
     a = p.parse_args()
     book = pathlib.Path(a.book)
     given = [x is not None for x in (a.matrix, a.profiles, a.hosts)]
@@ -138,10 +141,13 @@ def main():
         matrix = json.loads(pathlib.Path(a.matrix).read_text())
         profiles = json.loads(pathlib.Path(a.profiles).read_text())
         splice(book / "results.md", "results", results(matrix, profiles, pathlib.Path(a.hosts).read_text()))
+    suffix = f"-{a.census}" if a.census else ""
     if a.leaderboard:
-        splice(book / "census.md", "leaderboard", leaderboard(pathlib.Path(a.leaderboard).read_text()))
+        splice(book / "census.md", "leaderboard" + suffix,
+               leaderboard(pathlib.Path(a.leaderboard).read_text()))
     if a.findings:
-        splice(book / "census.md", "census-findings", pathlib.Path(a.findings).read_text().strip())
+        splice(book / "census.md", "census-findings" + suffix,
+               pathlib.Path(a.findings).read_text().strip())
 
 
 if __name__ == "__main__":
