@@ -44,35 +44,13 @@ if $run; then
   "$bin" run --no-baseline --hosts --format json "${hosts[@]}" >"$dir/hosts.json" || true
 fi
 
+# The findings paragraph of each census report (DIR/census.json, and another beside it such
+# as DIR/census-wide.json), named after it, when the script that writes it is there.
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-args=()
-if [ -s "$dir/matrix.json" ] || { [ ! -s "$dir/census.json" ] && ! compgen -G "$dir/census-*.json" >/dev/null; }; then
-  for f in matrix profiles hosts; do
-    [ -s "$dir/$f.json" ] || { echo "book-results: $dir/$f.json is missing (make it with --run)" >&2; exit 2; }
-  done
-  "$bin" report render --from "$dir/hosts.json" --format markdown >"$tmp/hosts.md"
-  args+=(--matrix "$dir/matrix.json" --profiles "$dir/profiles.json" --hosts "$tmp/hosts.md")
-else
-  # A census report alone: the census page is written, results.md is left as it is.
-  echo "book-results: only $dir/census.json: writing the census page" >&2
-fi
-if [ -s "$dir/census.json" ]; then
-  "$bin" report site --from "$dir/census.json" --output "$tmp/site" >/dev/null
-  args+=(--leaderboard "$tmp/site/leaderboard.md")
-  # The findings paragraph, when a script that writes it from the report is there.
-  if [ -f scripts/census_findings.py ]; then
-    python3 scripts/census_findings.py "$dir/census.json" >"$tmp/findings.md"
-    args+=(--findings "$tmp/findings.md")
-  fi
-fi
-python3 scripts/readme_tables.py "${args[@]}"
-# Another census beside it, DIR/census-SUFFIX.json (e.g. census-wide.json, the 340-server
-# census): its own leaderboard-SUFFIX and census-findings-SUFFIX blocks.
-for extra in "$dir"/census-*.json; do
-  [ -s "$extra" ] || continue
-  suffix=$(basename "$extra" .json); suffix=${suffix#census-}
-  "$bin" report site --from "$extra" --output "$tmp/site-$suffix" >/dev/null
-  python3 scripts/census_findings.py "$extra" >"$tmp/findings-$suffix.md"
-  python3 scripts/readme_tables.py --census "$suffix" \
-    --leaderboard "$tmp/site-$suffix/leaderboard.md" --findings "$tmp/findings-$suffix.md"
+for census in "$dir"/census.json "$dir"/census-*.json; do
+  [ -s "$census" ] && [ -f scripts/census_findings.py ] || continue
+  python3 scripts/census_findings.py "$census" >"$tmp/$(basename "$census" .json).md"
 done
+# results.md from matrix/profiles/hosts.json; census.md's leaderboard and findings blocks from
+# each census report (census-SUFFIX.json: the -SUFFIX blocks).
+"$bin" report book "$dir" --findings "$tmp"

@@ -333,23 +333,15 @@ pub fn hostile() -> Report {
 pub fn generated_block(doc: &str, name: &str, want: &str) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(doc);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{doc}: {e}"));
-    let (begin, end) = (
-        format!("<!-- {name}:begin -->\n"),
-        format!("<!-- {name}:end -->"),
-    );
-    let a = text
-        .find(&begin)
-        .unwrap_or_else(|| panic!("{doc}: no `{}` line", begin.trim_end()))
-        + begin.len();
-    let b = a + text[a..]
-        .find(&end)
-        .unwrap_or_else(|| panic!("{doc}: no `{end}` line"));
+    let Some(std::ops::Range { start: a, end: b }) = crate::render::book::block(&text, name) else {
+        panic!("{doc}: no `<!-- {name}:begin -->` … `<!-- {name}:end -->` lines");
+    };
     if text[a..b] == *want {
         return;
     }
     if std::env::var_os("MCP_SHUTDOWN_UPDATE_BOOK").is_some() {
-        std::fs::write(&path, format!("{}{want}{}", &text[..a], &text[b..]))
-            .unwrap_or_else(|e| panic!("{doc}: {e}"));
+        let new = crate::render::book::splice(&text, name, want).expect("its markers");
+        std::fs::write(&path, new).unwrap_or_else(|e| panic!("{doc}: {e}"));
         return;
     }
     let first = text[a..b].lines().zip(want.lines()).find(|(h, w)| h != w);

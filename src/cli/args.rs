@@ -200,6 +200,20 @@ pub enum ReportCmd {
         #[arg(long, value_name = "URL")]
         site_url: Option<String>,
     },
+    /// Write the book's tables made from runs between their marker comments: results.md from
+    /// DIR/matrix.json, profiles.json and hosts.json; census.md's leaderboard blocks from
+    /// DIR/census.json and each DIR/census-SUFFIX.json (`scripts/book-results.sh` makes them).
+    Book {
+        #[arg(value_name = "DIR")]
+        from: PathBuf,
+        /// A folder of census findings paragraphs (Markdown), census.md and
+        /// census-SUFFIX.md, one per census report, for census.md's findings blocks.
+        #[arg(long, value_name = "DIR")]
+        findings: Option<PathBuf>,
+        /// The book's source folder.
+        #[arg(long, value_name = "DIR", default_value = "docs/book/src")]
+        book: PathBuf,
+    },
     /// Write one SVG badge and one shields.io endpoint JSON per server into a directory.
     Badges {
         #[arg(long, value_name = "REPORT.json")]

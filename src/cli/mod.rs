@@ -3,6 +3,7 @@
 
 pub mod args;
 mod bisect;
+mod book;
 mod census;
 pub mod host;
 pub mod plan;
@@ -322,36 +323,10 @@ fn report(action: ReportCmd) -> Result<ExitCode, Error> {
             from,
             format,
             pruned,
-            mut out,
+            out,
             at,
             diff_against,
-        } => {
-            let r = load_report(&from)?;
-            if at.is_some() && !matches!(format, render::Format::Github | render::Format::Sarif) {
-                return Err(Error::Usage("--at is for --format github or sarif".into()));
-            }
-            let text = if let Some(old) = diff_against {
-                let after = changes_since(&r, &old, format)?;
-                format!("{}{after}", render::render(&r, format))
-            } else if format == render::Format::Github {
-                render::github::render(&r, at.as_ref())
-            } else if let (render::Format::Sarif, Some(at)) = (format, &at) {
-                format!("{}\n", render::sarif::render(&r, Some(at)))
-            } else if format == render::Format::Conformance {
-                let dir = out.take().ok_or_else(|| {
-                    Error::Usage("--format conformance needs --output DIR".into())
-                })?;
-                // A saved report has no wall clock: its file's time is when it was made.
-                let made = std::fs::metadata(&from).and_then(|m| m.modified());
-                write_conformance(&r, &dir, made.unwrap_or_else(|_| SystemTime::now()))?;
-                render::render(&r, format)
-            } else if pruned {
-                diff::render_pruned(&r)
-            } else {
-                render::render(&r, format)
-            };
-            write_or_print(out.as_deref(), &text)?;
-        }
+        } => render_saved(&from, format, pruned, out, at, diff_against)?,
         ReportCmd::Site {
             from,
             out,
@@ -369,8 +344,49 @@ fn report(action: ReportCmd) -> Result<ExitCode, Error> {
             println!("{}", merge::merge(reports)?.to_json());
         }
         ReportCmd::Badges { from, out, hosts } => write_badges(&load_report(&from)?, &out, hosts)?,
+        ReportCmd::Book {
+            from,
+            findings,
+            book,
+        } => book::write(&from, findings.as_deref(), &book)?,
     }
     Ok(ExitCode::from(exit_codes::SUCCESS))
+}
+
+/// `report render`: a saved report in another format, to `--output` or the terminal.
+fn render_saved(
+    from: &Path,
+    format: render::Format,
+    pruned: bool,
+    mut out: Option<PathBuf>,
+    at: Option<render::github::Location>,
+    diff_against: Option<PathBuf>,
+) -> Result<(), Error> {
+    let r = load_report(from)?;
+    if at.is_some() && !matches!(format, render::Format::Github | render::Format::Sarif) {
+        return Err(Error::Usage("--at is for --format github or sarif".into()));
+    }
+    let text = if let Some(old) = diff_against {
+        let after = changes_since(&r, &old, format)?;
+        format!("{}{after}", render::render(&r, format))
+    } else if format == render::Format::Github {
+        render::github::render(&r, at.as_ref())
+    } else if let (render::Format::Sarif, Some(at)) = (format, &at) {
+        format!("{}\n", render::sarif::render(&r, Some(at)))
+    } else if format == render::Format::Conformance {
+        let dir = out
+            .take()
+            .ok_or_else(|| Error::Usage("--format conformance needs --output DIR".into()))?;
+        // A saved report has no wall clock: its file's time is when it was made.
+        let made = std::fs::metadata(from).and_then(|m| m.modified());
+        write_conformance(&r, &dir, made.unwrap_or_else(|_| SystemTime::now()))?;
+        render::render(&r, format)
+    } else if pruned {
+        diff::render_pruned(&r)
+    } else {
+        render::render(&r, format)
+    };
+    write_or_print(out.as_deref(), &text)
 }
 
 /// A rendered format goes to `--output` when it is given, else to the terminal.

@@ -124,7 +124,7 @@ fn findings_section(report: &Report, out: &mut String) {
 
 /// Per server, a row per host: what its user waits, what ended the server, whether it was
 /// killed hard or left running (one narrow table per server, not a column per host).
-fn host_view(report: &Report, out: &mut String) {
+pub(super) fn host_view(report: &Report, out: &mut String) {
     let Some(v) = hosts::view(report) else {
         return;
     };

@@ -13,6 +13,7 @@
 //! - [`present`]: the wording every format shares.
 
 pub mod badge;
+pub mod book;
 pub mod changes;
 pub mod conformance;
 pub mod diff;
