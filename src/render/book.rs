@@ -186,6 +186,26 @@ pub fn leaderboard(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Stage;
+    use crate::test_support::{report_of, result};
+
+    #[test]
+    fn a_table_shows_the_columns_its_report_ran_in_catalogue_order() {
+        let matrix = report_of(vec![
+            result("a", "sigterm", Stage::Sigterm, 12.4),
+            result("a", "close", Stage::Eof, 30.6),
+            result("b", "close", Stage::Eof, 5.0),
+        ]);
+        let endings: Vec<String> = ["close", "exit", "sigterm"].map(String::from).to_vec();
+        let closes = vec!["close".to_string()];
+        let page = results(&matrix, &matrix, &matrix, &endings, &closes);
+        assert!(page.contains("| SDK · shape | close | sigterm |\n| --- | --- | --- |"));
+        assert!(
+            page.contains("| `a` | ✅ eof 31 ms |\n| `b` | ✅ eof 5 ms |"),
+            "{page}"
+        );
+        assert!(page.contains("(`b`) | ✅ eof 5 ms | – |"), "{page}");
+    }
 
     #[test]
     fn a_block_is_replaced_between_its_markers_only() {
