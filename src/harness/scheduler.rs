@@ -16,7 +16,7 @@ use crate::config::profiles::Profiles;
 use crate::config::scenarios::{self, PlumbingOverride};
 use crate::model::{
     Budgets, Containment, ErrorKind, Host, JudgedCase, Observation, Report, Revision, RuleId,
-    ScenarioId, ServerInfo, SignalName, Tool,
+    Scenario, ScenarioId, ServerInfo, SignalName, Tool,
 };
 use crate::os::containment::Cgroups;
 use crate::os::{mono_ns, ms_between, procfs, signals};
@@ -336,21 +336,7 @@ impl Harness {
         let scenario =
             match scenarios::build_with(&case.scenario, &budgets, &self.profiles, &self.plumbing) {
                 Ok(s) => s,
-                Err(e) => {
-                    return JudgedCase {
-                        observation: Observation::failed(
-                            &m.name,
-                            &case.scenario,
-                            ErrorKind::Harness,
-                            e.to_string(),
-                        ),
-                        budgets: Some(budgets),
-                        ladder: None,
-                        checks: Vec::new(),
-                        repeat: None,
-                        not_testable: None,
-                    };
-                }
+                Err(e) => return unbuilt(case, budgets, e.to_string()),
             };
         let setup_started = mono_ns();
         let setup = m.setup.as_ref().map(setup_once).unwrap_or(Ok(()));
@@ -360,35 +346,15 @@ impl Harness {
             progress.case_skipped();
             o
         };
+        let failed = |kind, why| skipped(Observation::failed(&m.name, &case.scenario, kind, why));
         let mut observation = if self.interrupted.load(Ordering::SeqCst) {
-            skipped(Observation::failed(
-                &m.name,
-                &case.scenario,
-                ErrorKind::Harness,
-                "interrupted before it started".into(),
-            ))
+            failed(ErrorKind::Harness, "interrupted before it started".into())
         } else if let Err(msg) = setup {
-            skipped(Observation::failed(
-                &m.name,
-                &case.scenario,
-                ErrorKind::SetupFailed,
-                msg,
-            ))
+            failed(ErrorKind::SetupFailed, msg)
         } else if let Turn::Same { by, error } = &turn {
             skipped(gate::same_cause(&m.name, &case.scenario, by, error))
         } else {
-            let mut launch = m.launch.clone();
-            launch.env.extend(self.server_env.clone());
-            launch.env.insert(RUN_VAR.into(), run.to_string());
-            let spec = CaseSpec {
-                server: m.name.clone(),
-                launch,
-                protocol: m.protocol,
-                scenario: scenario.clone(),
-                budgets,
-                inflight: m.inflight.clone(),
-                cgroup: None,
-            };
+            let spec = self.case_spec(case, run, &scenario, budgets);
             let probe = match turn {
                 Turn::Go(p) => p,
                 Turn::Same { .. } => None,
@@ -411,6 +377,30 @@ impl Harness {
             checks,
             repeat: None,
             not_testable: None,
+        }
+    }
+
+    /// What the supervisor is told of one case: the server's launch (with the run's
+    /// environment and its run number), the scenario and the budgets.
+    fn case_spec(
+        &self,
+        case: &Case,
+        run: usize,
+        scenario: &Scenario,
+        budgets: Budgets,
+    ) -> CaseSpec {
+        let m = &case.manifest;
+        let mut launch = m.launch.clone();
+        launch.env.extend(self.server_env.clone());
+        launch.env.insert(RUN_VAR.into(), run.to_string());
+        CaseSpec {
+            server: m.name.clone(),
+            launch,
+            protocol: m.protocol,
+            scenario: scenario.clone(),
+            budgets,
+            inflight: m.inflight.clone(),
+            cgroup: None,
         }
     }
 
@@ -476,6 +466,24 @@ impl Harness {
 
 /// The next case a worker runs, in the run's order, with its turn at its server's gate: the
 /// first whose server is not being probed by another case. `None` when none is left.
+/// A case whose scenario could not be built (a profile or plumbing the catalogue lacks): a
+/// harness error, judged by nothing.
+fn unbuilt(case: &Case, budgets: Budgets, why: String) -> JudgedCase {
+    JudgedCase {
+        observation: Observation::failed(
+            &case.manifest.name,
+            &case.scenario,
+            ErrorKind::Harness,
+            why,
+        ),
+        budgets: Some(budgets),
+        ladder: None,
+        checks: Vec::new(),
+        repeat: None,
+        not_testable: None,
+    }
+}
+
 fn next_case<'g>(
     queue: &Mutex<VecDeque<usize>>,
     gates: &'g Gates,

@@ -24,7 +24,6 @@ const LONGER_TODAY: &[(&str, usize)] = &[
     ("src/config/baseline.rs: Baseline::from_official_yaml", 81),
     ("src/config/profiles.rs: Profiles::parse", 68),
     ("src/harness/scheduler.rs: Harness::run_each", 65),
-    ("src/harness/scheduler.rs: Harness::run_one_with", 90),
     ("src/harness/setup.rs: ensure", 65),
     ("src/hosts/emit.rs: history", 65),
     ("src/hosts/emit.rs: summarise", 85),
