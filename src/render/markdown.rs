@@ -267,83 +267,91 @@ fn findings(report: &Report) -> Vec<(u8, String)> {
             escape(&r.server),
             escape(&r.scenario.to_string())
         );
-        if let Some(n) = &r.not_testable {
-            found.push((
-                2,
-                format!(
-                    "⏭️ {who} not testable: {}: {} (owner: {})",
-                    n.reason.label(),
-                    escape_message(&n.message),
-                    n.reason.owner()
-                ),
-            ));
-        } else if let Some(e) = &r.error {
-            let status = super::present::judged(r).unwrap_or(Status::Skipped);
-            found.push((
-                rank(status),
-                format!(
-                    "{} {who} could not run ({}; owner: {}): {}",
-                    emoji(status),
-                    e.kind,
-                    e.kind.owner(),
-                    escape_message(&e.message)
-                ),
-            ));
-        }
-        for c in &r.checks {
-            if c.outcome == Outcome::NotTestable {
-                continue; // said once, above
-            }
-            let line = |note: &str| {
-                format!(
-                    "{} {who} · {} ({}{note}): {}",
-                    emoji(c.status),
-                    c.id,
-                    c.level,
-                    escape_message(&c.message)
-                )
-            };
-            match c.status {
-                s if s.is_miss() => found.push((rank(c.status), line(""))),
-                Status::Info if c.outcome == Outcome::Fail => found.push((
-                    rank(c.status),
-                    line(&format!(", not scored in {}", report.spec)),
-                )),
-                _ => {}
-            }
-        }
-        if let Some(note) = &r.note {
-            found.push((
-                rank(r.verdict()),
-                format!("📝 {who}: {}", escape_message(note)),
-            ));
-        }
-        if let Some(line) = runs_line(r).filter(|_| r.repeat.as_ref().is_some_and(|x| x.flaky)) {
-            found.push((
-                rank(r.verdict()),
-                format!("🎲 {who} is flaky: {}", escape_message(&line)),
-            ));
-        }
-        if let Some(line) = super::present::machine_bound_of(r) {
-            found.push((
-                rank(r.verdict()),
-                format!("🔁 {who}: {}", escape_message(&line)),
-            ));
-        }
-        // The leak rule's message already names them.
-        let named = r
-            .checks
-            .iter()
-            .any(|c| c.id == RuleId::ProcessNoLeakedDescendants && c.outcome == Outcome::Fail);
-        for line in leftovers(r).into_iter().filter(|_| !named) {
-            found.push((
-                rank(r.verdict()),
-                format!("🧟 {who} left {}", escape_message(&line)),
-            ));
-        }
+        found.extend(unjudged(r, &who));
+        found.extend(missed_checks(report, r, &who));
+        found.extend(case_notes(r, &who));
     }
     found.sort_by_key(|(rank, _)| *rank);
     found
+}
+
+/// Why a case has no verdict: not testable, or it could not run.
+fn unjudged(r: &JudgedCase, who: &str) -> Option<(u8, String)> {
+    if let Some(n) = &r.not_testable {
+        return Some((
+            2,
+            format!(
+                "⏭️ {who} not testable: {}: {} (owner: {})",
+                n.reason.label(),
+                escape_message(&n.message),
+                n.reason.owner()
+            ),
+        ));
+    }
+    let e = r.error.as_ref()?;
+    let status = super::present::judged(r).unwrap_or(Status::Skipped);
+    Some((
+        rank(status),
+        format!(
+            "{} {who} could not run ({}; owner: {}): {}",
+            emoji(status),
+            e.kind,
+            e.kind.owner(),
+            escape_message(&e.message)
+        ),
+    ))
+}
+
+/// Every missed check, and every unscored one that failed.
+fn missed_checks(report: &Report, r: &JudgedCase, who: &str) -> Vec<(u8, String)> {
+    let mut found = Vec::new();
+    for c in &r.checks {
+        if c.outcome == Outcome::NotTestable {
+            continue; // said once, by `unjudged`
+        }
+        let line = |note: &str| {
+            format!(
+                "{} {who} · {} ({}{note}): {}",
+                emoji(c.status),
+                c.id,
+                c.level,
+                escape_message(&c.message)
+            )
+        };
+        match c.status {
+            s if s.is_miss() => found.push((rank(c.status), line(""))),
+            Status::Info if c.outcome == Outcome::Fail => found.push((
+                rank(c.status),
+                line(&format!(", not scored in {}", report.spec)),
+            )),
+            _ => {}
+        }
+    }
+    found
+}
+
+/// A case's note, flakiness, machine-bound verdict and the processes it left behind.
+fn case_notes(r: &JudgedCase, who: &str) -> Vec<(u8, String)> {
+    let mut lines = Vec::new();
+    if let Some(note) = &r.note {
+        lines.push(format!("📝 {who}: {}", escape_message(note)));
+    }
+    if let Some(line) = runs_line(r).filter(|_| r.repeat.as_ref().is_some_and(|x| x.flaky)) {
+        lines.push(format!("🎲 {who} is flaky: {}", escape_message(&line)));
+    }
+    if let Some(line) = super::present::machine_bound_of(r) {
+        lines.push(format!("🔁 {who}: {}", escape_message(&line)));
+    }
+    // The leak rule's message already names them.
+    let named = r
+        .checks
+        .iter()
+        .any(|c| c.id == RuleId::ProcessNoLeakedDescendants && c.outcome == Outcome::Fail);
+    for line in leftovers(r).into_iter().filter(|_| !named) {
+        lines.push(format!("🧟 {who} left {}", escape_message(&line)));
+    }
+    let rank = rank(r.verdict());
+    lines.into_iter().map(|l| (rank, l)).collect()
 }
 
 fn rank(s: Status) -> u8 {

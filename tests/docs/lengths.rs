@@ -45,7 +45,6 @@ const LONGER_TODAY: &[(&str, usize)] = &[
     ("src/render/html/mod.rs: render_with", 64),
     ("src/render/html/timeline.rs: timeline", 72),
     ("src/render/junit.rs: failure_body", 62),
-    ("src/render/markdown.rs: findings", 86),
     ("src/rules/quotes.rs: page", 63),
     ("src/rules/repeat.rs: aggregate", 79),
     ("src/supervisor/client_stub.rs: main", 80),
