@@ -124,51 +124,17 @@ pub fn badge_in(report: &Report, server: &str, scope: Scope) -> Option<Badge> {
         .filter(|s| s.is_miss())
         .min();
     let (color, message) = match worst {
-        Some(status) => {
-            let reason = scored
-                .iter()
-                .filter(|(_, c)| c.status == status)
-                .map(|(r, c)| (reason(r, c), *r))
-                .min_by_key(|((priority, _), _)| *priority)
-                .map(|((_, text), r)| match (scope, &r.scenario) {
-                    (Scope::Hosts, ScenarioId::Profile(p)) => format!("{text} under {p}"),
-                    _ => text,
-                })
-                .unwrap_or_default();
-            let color = if status == Status::Failure {
+        Some(status) => (
+            if status == Status::Failure {
                 Color::Red
             } else {
                 Color::Yellow
-            };
-            (color, reason)
-        }
-        None if results.iter().any(|r| r.not_testable.is_some())
-            || (scored.is_empty() && results.iter().all(|r| r.owner().is_some())) =>
-        {
-            let owner = present::main_owner(results.iter().copied()).unwrap_or(Owner::Server);
-            (Color::Grey, present::could_not_run(owner))
-        }
-        None if scored.is_empty() => (Color::Grey, format!("{} · nothing scored", report.spec)),
-        None => (
-            Color::Green,
-            format!("{} · {passed}/{}", report.spec, scored.len()),
+            },
+            worst_reason(&scored, status, scope),
         ),
+        None => unmissed(report, &results, &scored, passed),
     };
-    // A verdict that the next run may contradict is never shown as settled.
-    let flaky = results
-        .iter()
-        .any(|r| r.repeat.as_ref().is_some_and(|x| x.flaky));
-    let (color, message) = match (flaky, color) {
-        (false, c) => (c, message),
-        (true, Color::Green) => (Color::Yellow, "flaky".to_string()),
-        (true, c) => (c, format!("flaky: {message}")),
-    };
-    // The machine's load decided a case: unless the server failed elsewhere, nothing of it
-    // is shown as a verdict.
-    let (color, message) = match results.iter().any(|r| r.is_machine_bound()) {
-        true if color != Color::Red => (Color::Grey, present::RE_RUN.to_string()),
-        _ => (color, message),
-    };
+    let (color, message) = unsettled(&results, color, message);
     Some(Badge {
         server: server.to_string(),
         label: match scope {
@@ -180,6 +146,61 @@ pub fn badge_in(report: &Report, server: &str, scope: Scope) -> Option<Badge> {
         passed,
         scored: scored.len(),
     })
+}
+
+/// The reason the most telling of the `status` misses gives (under which host, in the
+/// host scope).
+fn worst_reason(scored: &[(&JudgedCase, &Check)], status: Status, scope: Scope) -> String {
+    scored
+        .iter()
+        .filter(|(_, c)| c.status == status)
+        .map(|(r, c)| (reason(r, c), *r))
+        .min_by_key(|((priority, _), _)| *priority)
+        .map(|((_, text), r)| match (scope, &r.scenario) {
+            (Scope::Hosts, ScenarioId::Profile(p)) => format!("{text} under {p}"),
+            _ => text,
+        })
+        .unwrap_or_default()
+}
+
+/// A server that missed nothing: could not run, nothing scored, or passed/scored.
+fn unmissed(
+    report: &Report,
+    results: &[&JudgedCase],
+    scored: &[(&JudgedCase, &Check)],
+    passed: usize,
+) -> (Color, String) {
+    if results.iter().any(|r| r.not_testable.is_some())
+        || (scored.is_empty() && results.iter().all(|r| r.owner().is_some()))
+    {
+        let owner = present::main_owner(results.iter().copied()).unwrap_or(Owner::Server);
+        (Color::Grey, present::could_not_run(owner))
+    } else if scored.is_empty() {
+        (Color::Grey, format!("{} · nothing scored", report.spec))
+    } else {
+        (
+            Color::Green,
+            format!("{} · {passed}/{}", report.spec, scored.len()),
+        )
+    }
+}
+
+/// A verdict that the next run may contradict is never shown as settled: flaky cases say so,
+/// and a case the machine's load decided shows as "re-run" unless the server failed
+/// elsewhere.
+fn unsettled(results: &[&JudgedCase], color: Color, message: String) -> (Color, String) {
+    let flaky = results
+        .iter()
+        .any(|r| r.repeat.as_ref().is_some_and(|x| x.flaky));
+    let (color, message) = match (flaky, color) {
+        (false, c) => (c, message),
+        (true, Color::Green) => (Color::Yellow, "flaky".to_string()),
+        (true, c) => (c, format!("flaky: {message}")),
+    };
+    match results.iter().any(|r| r.is_machine_bound()) {
+        true if color != Color::Red => (Color::Grey, present::RE_RUN.to_string()),
+        _ => (color, message),
+    }
 }
 
 /// A short reason for a missed check, and its priority (lower says more).

@@ -38,7 +38,6 @@ const LONGER_TODAY: &[(&str, usize)] = &[
     ("src/mcp/handshake.rs: handshake", 66),
     ("src/os/hostproc.rs: HostProc::spawn", 81),
     ("src/os/tracer.rs: run", 78),
-    ("src/render/badge.rs: badge_in", 82),
     ("src/render/diff.rs: render_pruned", 62),
     ("src/render/github.rs: render", 67),
     ("src/render/hosts.rs: view", 61),
