@@ -401,61 +401,46 @@ impl Baseline {
         };
         for value in official.server.unwrap_or_default() {
             let entry = entry_text(&value, &line_of).map_err(|(line, m)| parse(line, m))?;
-            let at = line_of(&entry);
-            let (name, check) = match entry.split_once(':') {
-                Some((n, c)) => (n, Some(c)),
-                None => (entry.as_str(), None),
-            };
-            let Some((server, scenario)) = split_name(name) else {
-                return Err(parse(
-                    at,
-                    format!("`{entry}` is not `<server>+<scenario>` or `<server>+<scenario>:<check-id>`"),
-                ));
-            };
-            let Some(id) = scenarios
-                .iter()
-                .find(|s| segment(&s.to_string()) == scenario)
-            else {
-                return Err(parse(
-                    at,
-                    format!("`{entry}`: unknown scenario `{scenario}`"),
-                ));
-            };
-            match check {
-                None => {
-                    b.whole
-                        .entry(server.to_string())
-                        .or_default()
-                        .insert(id.clone());
-                }
-                Some(c) => {
-                    let rule: RuleId = c.parse().map_err(|e: crate::model::UnknownId| {
-                        parse(at, format!("`{entry}`: {e}"))
-                    })?;
-                    let rules = b
-                        .entries
-                        .entry(server.to_string())
-                        .or_default()
-                        .entry(id.clone())
-                        .or_default();
-                    if !rules.contains(&rule) {
-                        rules.push(rule);
-                    }
-                }
-            }
+            let (server, id, rule) =
+                official_entry(&entry, &scenarios).map_err(|m| parse(line_of(&entry), m))?;
+            b.expect(server, id, rule);
         }
-        for (server, scenarios) in &b.whole {
-            if let Some(per_check) = b.entries.get(server) {
-                if let Some(s) = scenarios.iter().find(|s| per_check.contains_key(*s)) {
-                    let name = scenario_name(server, &s.to_string());
-                    return Err(parse(
-                        line_of(&name),
-                        format!("`{name}` expects the whole scenario to fail, so its per-check entries are redundant: remove one or the other"),
-                    ));
-                }
-            }
+        if let Some(name) = b.redundant() {
+            return Err(parse(
+                line_of(&name),
+                format!("`{name}` expects the whole scenario to fail, so its per-check entries are redundant: remove one or the other"),
+            ));
         }
         Ok(b)
+    }
+
+    /// Expects `server` to miss `rule` under `id`, or the whole scenario when no rule.
+    fn expect(&mut self, server: &str, id: ScenarioId, rule: Option<RuleId>) {
+        match rule {
+            None => {
+                self.whole.entry(server.to_string()).or_default().insert(id);
+            }
+            Some(rule) => {
+                let rules = self
+                    .entries
+                    .entry(server.to_string())
+                    .or_default()
+                    .entry(id)
+                    .or_default();
+                if !rules.contains(&rule) {
+                    rules.push(rule);
+                }
+            }
+        }
+    }
+
+    /// The first `<server>+<scenario>` expected to fail whole that also has per-check entries.
+    fn redundant(&self) -> Option<String> {
+        self.whole.iter().find_map(|(server, scenarios)| {
+            let per_check = self.entries.get(server)?;
+            let s = scenarios.iter().find(|s| per_check.contains_key(*s))?;
+            Some(scenario_name(server, &s.to_string()))
+        })
     }
 
     /// The file in the form its name asks for (see [`is_official`]).
@@ -466,6 +451,34 @@ impl Baseline {
             self.to_toml()
         }
     }
+}
+
+/// An official entry, `<server>+<scenario>` or `<server>+<scenario>:<check-id>`: the
+/// server, its scenario among `scenarios`, and the rule when one is named.
+fn official_entry<'e>(
+    entry: &'e str,
+    scenarios: &[ScenarioId],
+) -> Result<(&'e str, ScenarioId, Option<RuleId>), String> {
+    let (name, check) = match entry.split_once(':') {
+        Some((n, c)) => (n, Some(c)),
+        None => (entry, None),
+    };
+    let Some((server, scenario)) = split_name(name) else {
+        return Err(format!(
+            "`{entry}` is not `<server>+<scenario>` or `<server>+<scenario>:<check-id>`"
+        ));
+    };
+    let Some(id) = scenarios
+        .iter()
+        .find(|s| segment(&s.to_string()) == scenario)
+    else {
+        return Err(format!("`{entry}`: unknown scenario `{scenario}`"));
+    };
+    let rule = check
+        .map(|c| c.parse::<RuleId>())
+        .transpose()
+        .map_err(|e| format!("`{entry}`: {e}"))?;
+    Ok((server, id.clone(), rule))
 }
 
 /// One `server:` entry of the official YAML as its text; a `- a: b` (YAML read a mapping
