@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::{JudgedCase, Latency, Repeat, RuleId, RunOutcome, Status};
+use crate::model::{Check, JudgedCase, Latency, Repeat, RuleId, RunOutcome, Status};
 
 /// How bad a status is, for "the worst run" (a miss of a MUST is the worst).
 fn badness(s: Status) -> u8 {
@@ -68,6 +68,36 @@ pub fn distribution(r: &Repeat) -> String {
         .join(", ")
 }
 
+/// Each rule's statuses over the runs, counted.
+fn statuses_per_rule(outcomes: &[RunOutcome]) -> BTreeMap<RuleId, BTreeMap<Status, u32>> {
+    let mut per_rule: BTreeMap<RuleId, BTreeMap<Status, u32>> = BTreeMap::new();
+    for o in outcomes {
+        for (id, s) in &o.checks {
+            *per_rule.entry(*id).or_default().entry(*s).or_default() += 1;
+        }
+    }
+    per_rule
+}
+
+/// A check whose status flipped over the `n` runs: at its worst status, with the message of
+/// a run that had it, prefixed by how often each status came.
+fn at_its_worst(c: &mut Check, counts: &BTreeMap<Status, u32>, others: &[JudgedCase], n: usize) {
+    let worst_status = *counts.keys().max_by_key(|s| badness(**s)).expect("counts");
+    if badness(worst_status) > badness(c.status) {
+        if let Some(w) = others
+            .iter()
+            .flat_map(|r| &r.checks)
+            .find(|x| x.id == c.id && x.status == worst_status)
+        {
+            *c = w.clone();
+        }
+    }
+    let mut seen: Vec<(&Status, &u32)> = counts.iter().collect();
+    seen.sort_by_key(|(s, _)| std::cmp::Reverse(badness(**s)));
+    let split: Vec<String> = seen.iter().map(|(s, k)| format!("{s} {k}/{n}")).collect();
+    c.message = format!("flaky ({}): {}", split.join(", "), c.message);
+}
+
 /// One judged case from `runs` of the same case (at least one).
 pub fn aggregate(mut runs: Vec<JudgedCase>) -> JudgedCase {
     assert!(!runs.is_empty(), "a repeated case ran at least once");
@@ -83,13 +113,7 @@ pub fn aggregate(mut runs: Vec<JudgedCase>) -> JudgedCase {
     if stages.len() > 1 {
         flips.push("stage".into());
     }
-    // Each rule's statuses over the runs.
-    let mut per_rule: BTreeMap<RuleId, BTreeMap<Status, u32>> = BTreeMap::new();
-    for o in &outcomes {
-        for (id, s) in &o.checks {
-            *per_rule.entry(*id).or_default().entry(*s).or_default() += 1;
-        }
-    }
+    let per_rule = statuses_per_rule(&outcomes);
     for (id, counts) in &per_rule {
         if counts.len() > 1 {
             flips.push(id.to_string());
@@ -113,24 +137,9 @@ pub fn aggregate(mut runs: Vec<JudgedCase>) -> JudgedCase {
     case.timing = timing;
     let others: Vec<JudgedCase> = runs;
     for c in &mut case.checks {
-        let Some(counts) = per_rule.get(&c.id).filter(|m| m.len() > 1) else {
-            continue;
-        };
-        // At its worst status, with the message of a run that had it.
-        let worst_status = *counts.keys().max_by_key(|s| badness(**s)).expect("counts");
-        if badness(worst_status) > badness(c.status) {
-            if let Some(w) = others
-                .iter()
-                .flat_map(|r| &r.checks)
-                .find(|x| x.id == c.id && x.status == worst_status)
-            {
-                *c = w.clone();
-            }
+        if let Some(counts) = per_rule.get(&c.id).filter(|m| m.len() > 1) {
+            at_its_worst(c, counts, &others, n);
         }
-        let mut seen: Vec<(&Status, &u32)> = counts.iter().collect();
-        seen.sort_by_key(|(s, _)| std::cmp::Reverse(badness(**s)));
-        let split: Vec<String> = seen.iter().map(|(s, k)| format!("{s} {k}/{n}")).collect();
-        c.message = format!("flaky ({}): {}", split.join(", "), c.message);
     }
     // A run the machine decided taints the distribution: the case is machine-bound if any
     // run was (with the first such run's window when the worst run was not).

@@ -44,7 +44,6 @@ const LONGER_TODAY: &[(&str, usize)] = &[
     ("src/render/html/timeline.rs: timeline", 72),
     ("src/render/junit.rs: failure_body", 62),
     ("src/rules/quotes.rs: page", 63),
-    ("src/rules/repeat.rs: aggregate", 79),
     ("src/supervisor/client_stub.rs: main", 80),
     ("src/supervisor/direct.rs: run", 65),
     ("src/supervisor/drive.rs: drive", 68),
