@@ -171,18 +171,9 @@ pub fn census_opts(opts: &RunOpts) -> RunOpts {
     o
 }
 
-/// Plans a run of `servers` under `opts`.
-pub fn plan(
-    opts: &RunOpts,
-    servers: &[Manifest],
-    default_baseline: Option<PathBuf>,
-    catalogue: &Catalogue,
-    profiles: &Profiles,
-) -> Result<RunPlan, Error> {
-    let revision = match &opts.spec {
-        Some(s) => catalogue.revision(s)?,
-        None => catalogue.default_revision,
-    };
+/// Every server × every chosen scenario (with `--hosts`, every host profile too), or the
+/// cases `--case` names; this shard of them with `--partition`.
+fn cases(opts: &RunOpts, servers: &[Manifest], profiles: &Profiles) -> Result<Vec<Case>, Error> {
     let mut chosen = scenarios(&opts.scenarios, profiles)?;
     if opts.hosts {
         chosen = with_hosts(chosen, profiles);
@@ -203,8 +194,36 @@ pub fn plan(
     if let Some(p) = &opts.partition {
         cases = shard(cases, partition(p)?);
     }
+    Ok(cases)
+}
+
+/// The baseline a run is held to: none with `--no-baseline` or `--diff-against`, else
+/// `--baseline`, then `--expected-failures`, then the bundled suite's.
+fn baseline(opts: &RunOpts, default_baseline: Option<PathBuf>) -> Result<Option<PathBuf>, Error> {
+    if opts.no_baseline || opts.diff_against.is_some() {
+        return Ok(None);
+    }
+    Ok(opts
+        .baseline
+        .clone()
+        .or(expected_failures(opts)?)
+        .or(default_baseline))
+}
+
+/// Plans a run of `servers` under `opts`.
+pub fn plan(
+    opts: &RunOpts,
+    servers: &[Manifest],
+    default_baseline: Option<PathBuf>,
+    catalogue: &Catalogue,
+    profiles: &Profiles,
+) -> Result<RunPlan, Error> {
+    let revision = match &opts.spec {
+        Some(s) => catalogue.revision(s)?,
+        None => catalogue.default_revision,
+    };
     Ok(RunPlan {
-        cases,
+        cases: cases(opts, servers, profiles)?,
         revision,
         plumbing: PlumbingOverride {
             stdio: opts.stdio,
@@ -224,14 +243,7 @@ pub fn plan(
         pruned: opts.pruned,
         outputs: outputs(opts)?,
         diff_against: opts.diff_against.clone(),
-        baseline: if opts.no_baseline || opts.diff_against.is_some() {
-            None
-        } else {
-            opts.baseline
-                .clone()
-                .or(expected_failures(opts)?)
-                .or(default_baseline)
-        },
+        baseline: baseline(opts, default_baseline)?,
         write_baseline: opts.write_baseline.clone(),
         write_expected_failures: opts.write_expected_failures.clone(),
         fail_threshold: match opts.fail_on {

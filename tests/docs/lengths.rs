@@ -20,7 +20,6 @@ const LONGER_TODAY: &[(&str, usize)] = &[
     ("src/cli/bisect.rs: run", 68),
     ("src/cli/census.rs: run", 83),
     ("src/cli/host.rs: real_host", 68),
-    ("src/cli/plan.rs: plan", 70),
     ("src/config/profiles.rs: Profiles::parse", 68),
     ("src/harness/scheduler.rs: Harness::run_each", 65),
     ("src/harness/setup.rs: ensure", 65),
