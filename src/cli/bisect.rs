@@ -169,6 +169,37 @@ pub fn run(
     }
 }
 
+fn git(e: kits::git::GitError) -> Error {
+    Error::Usage(format!("--checkout: {e}"))
+}
+
+/// The commits (hash, subject) from the earlier release's tag to the later one's, and the
+/// later tag; an error when a tag is missing or nothing lies between them.
+fn tagged_commits(
+    origin: &Path,
+    dir: &Path,
+    before: &str,
+    after: &str,
+) -> Result<(Vec<(String, String)>, String), Error> {
+    let tag = |v: &str| -> Result<String, Error> {
+        kits::git::tag_of(origin, v).map_err(git)?.ok_or_else(|| {
+            Error::Usage(format!(
+                "--checkout: no tag for release {v} in {}",
+                dir.display()
+            ))
+        })
+    };
+    let (from, to) = (tag(before)?, tag(after)?);
+    let list = kits::git::commits_between(origin, &from, &to).map_err(git)?;
+    if list.is_empty() {
+        return Err(Error::Usage(format!(
+            "--checkout: no commits between {from} and {to}"
+        )));
+    }
+    eprintln!("bisect: {} commit(s) from {from} to {to}", list.len());
+    Ok((list, to))
+}
+
 /// Bisects the commits between two releases' tags in a checkout.
 fn commits(
     kit: &Kit,
@@ -179,24 +210,8 @@ fn commits(
     opts: &RunOpts,
     cache: &Path,
 ) -> Result<ExitCode, Error> {
-    let git = |e: kits::git::GitError| Error::Usage(format!("--checkout: {e}"));
     let origin = std::fs::canonicalize(dir).map_err(Error::io(dir))?;
-    let tag = |v: &str| -> Result<String, Error> {
-        kits::git::tag_of(&origin, v).map_err(git)?.ok_or_else(|| {
-            Error::Usage(format!(
-                "--checkout: no tag for release {v} in {}",
-                dir.display()
-            ))
-        })
-    };
-    let (from, to) = (tag(before)?, tag(after)?);
-    let list = kits::git::commits_between(&origin, &from, &to).map_err(git)?;
-    if list.is_empty() {
-        return Err(Error::Usage(format!(
-            "--checkout: no commits between {from} and {to}"
-        )));
-    }
-    eprintln!("bisect: {} commit(s) from {from} to {to}", list.len());
+    let (list, to) = tagged_commits(&origin, dir, before, after)?;
     let clone = cache.join("kits").join(&kit.id).join("bisect-clone");
     // The later tag, built from the checkout, must behave as its release did: otherwise the
     // change is not in the commits between the tags (a dependency, the packaging).
@@ -236,10 +251,7 @@ fn commits(
         Ok(same)
     })?;
     let (hash, subject) = &list[i - 1];
-    let after_sig = match last.remove(&i) {
-        Some(s) => s,
-        None => at(i - 1)?,
-    };
+    let after_sig = last.remove(&i).map_or_else(|| at(i - 1), Ok)?;
     println!(
         "{} commit {hash} is the first that changed ({subject}): {}",
         kit.id,
