@@ -100,6 +100,7 @@ pub mod internals {
             results,
             not_testable: Vec::new(),
             with_sdk: Vec::new(),
+            census: None,
         };
         r.resummarize();
         r

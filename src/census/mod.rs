@@ -13,6 +13,7 @@ pub mod install;
 pub mod launch_errors;
 pub mod listing;
 pub mod registry;
+pub mod triage;
 pub mod with_sdk;
 
 use std::path::Path;

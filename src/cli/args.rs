@@ -54,7 +54,7 @@ pub enum Cmd {
     /// each skipped entry is skipped), install every npm/PyPI package once into a shared
     /// cache, then run each entry offline as an ordinary server. Default scenarios: the
     /// default endings and every host profile.
-    Census(CensusArgs),
+    Census(Box<CensusArgs>),
     /// Run the scenarios against one command: `mcp-shutdown check -- node server.js`.
     Check {
         #[command(flatten)]
@@ -269,6 +269,11 @@ pub struct RunOpts {
     /// server-by-host view.
     #[arg(long)]
     pub hosts: bool,
+    /// Run the triage set first (`[[census.triage]]` of conformance/endings.toml) and the
+    /// rest of the scenarios only for servers where it found something; the JSON report
+    /// says which pass judged each server (`servers.<name>.judged.pass`).
+    #[arg(long)]
+    pub triage: bool,
     /// Connect every server's stdin and stdout this way instead of each ending's or
     /// profile's: `pipes` or `socketpair` (what Node, Electron and Bun hosts give).
     #[arg(long, value_name = "KIND", value_parser = kebab::<StdioKind>)]
@@ -408,6 +413,10 @@ pub struct CensusArgs {
     /// untouched and says why; the report gets a before → after section.
     #[arg(long = "with-sdk", value_name = "LINE@VERSION|LINE=PATH")]
     pub with_sdk: Vec<String>,
+    /// The date recorded on what this census judged (`2026-12-06`; default: today, UTC):
+    /// a carried-forward verdict keeps it, and the history dates changes by it.
+    #[arg(long, value_name = "DATE")]
+    pub date: Option<String>,
     #[command(flatten)]
     pub opts: RunOpts,
 }

@@ -19,7 +19,7 @@ use crate::config::profiles::Profiles;
 use crate::error::Error;
 use crate::harness::locate;
 use crate::kits;
-use crate::model::Report;
+use crate::model::{CensusRun, Report};
 use crate::render::site;
 use crate::rules::Catalogue;
 
@@ -81,13 +81,15 @@ pub fn run(a: CensusArgs) -> Result<ExitCode, Error> {
         manifests.extend(prepared.iter().filter_map(|p| p.manifest.clone()));
     }
     let opts = plan::census_opts(&a.opts);
-    let plan = plan::plan(
+    let mut plan = plan::plan(
         &opts,
         &manifests,
         None,
         &Catalogue::bundled(),
         &Profiles::bundled(),
     )?;
+    let date = run_date(a.date.as_deref())?;
+    plan.date = Some(date.clone());
     let started = Instant::now();
     let (site_dir, site_url) = (a.site, a.site_url);
     super::run::execute_with(plan, |report| {
@@ -97,6 +99,14 @@ pub fn run(a: CensusArgs) -> Result<ExitCode, Error> {
             report.results.len()
         );
         describe(report, &installed, &what_ifs);
+        report.census = Some(CensusRun {
+            date: date.clone(),
+            dropped: Vec::new(),
+        });
+        if !opts.triage {
+            let every = report.servers.keys().cloned().collect();
+            census::triage::mark(report, &every, &date);
+        }
         report.with_sdk = what_ifs
             .iter()
             .map(|(r, p)| with_sdk::pair(report, r, p))
@@ -115,6 +125,17 @@ fn default_cache() -> PathBuf {
         return PathBuf::from(p);
     }
     crate::harness::locate::user_cache().join("census")
+}
+
+/// `--date`, checked (a calendar date), else today in UTC.
+fn run_date(given: Option<&str>) -> Result<String, Error> {
+    match given {
+        Some(d) => d
+            .parse::<jiff::civil::Date>()
+            .map(|d| d.to_string())
+            .map_err(|e| Error::Usage(format!("--date {d}: {e}"))),
+        None => Ok(super::run::today()),
+    }
 }
 
 /// `--var NAME=VALUE` pairs.

@@ -83,7 +83,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode, Error> {
             opts,
             ..
         } => run_suite(&opts, manifests, &servers, &sdks, &shapes),
-        Cmd::Census(args) => census::run(args),
+        Cmd::Census(args) => census::run(*args),
         Cmd::Check {
             opts,
             real_host: Some(host),

@@ -41,6 +41,10 @@ pub struct RunPlan {
     /// `check` without `--name`: each server is called, after the run, by the name it gave
     /// in its handshake (its command's name says `node` or `uv`, not which server it is).
     pub name_by_handshake: bool,
+    /// `--triage`: the triage set first, the rest only where it found something.
+    pub triage: bool,
+    /// The date the census records on what it judged (`census --date`; else today, UTC).
+    pub date: Option<String>,
 }
 
 /// `--expected-failures FILE`: the official YAML form, so a `.yaml` or `.yml` file.
@@ -252,6 +256,8 @@ pub fn plan(
         },
         not_testable: Vec::new(),
         name_by_handshake: false,
+        triage: opts.triage,
+        date: None,
     })
 }
 

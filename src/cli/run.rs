@@ -135,7 +135,10 @@ pub fn execute_with(
         crate::os::interrupt::on_interrupt(move || h.interrupt())
     };
     let started = std::time::Instant::now();
-    let mut report = harness.run(&plan.cases);
+    let mut report = match plan.triage {
+        true => triaged(&harness, &plan)?,
+        false => harness.run(&plan.cases),
+    };
     if plan.name_by_handshake {
         name_by_handshake(&mut report);
     }
@@ -147,6 +150,51 @@ pub fn execute_with(
     }
     finish(&mut report)?;
     conclude(&plan, baseline.as_ref(), against.as_ref(), &report, wall)
+}
+
+/// `--triage`: the plan's cases of the triage set for every server, then the rest for the
+/// servers where those found something; each server's report says which pass judged it.
+fn triaged(harness: &Harness, plan: &RunPlan) -> Result<Report, Error> {
+    let set = crate::census::triage::scenarios();
+    let (first, rest): (Vec<_>, Vec<_>) = plan
+        .cases
+        .iter()
+        .cloned()
+        .partition(|c| set.contains(&c.scenario));
+    let started = std::time::Instant::now();
+    let mut report = harness.run(&first);
+    let full = crate::census::triage::needs_full(&report);
+    let servers = report.servers.len();
+    eprintln!(
+        "triage: pass {:.1} s ({} cases, {servers} servers): {} found something",
+        started.elapsed().as_secs_f64(),
+        first.len(),
+        full.len()
+    );
+    let rest: Vec<_> = rest
+        .into_iter()
+        .filter(|c| full.contains(&c.manifest.name))
+        .collect();
+    if !rest.is_empty() && !crate::os::interrupt::requested() {
+        let started = std::time::Instant::now();
+        let more = harness.run(&rest);
+        eprintln!(
+            "triage: full pass {:.1} s ({} more cases, {} servers)",
+            started.elapsed().as_secs_f64(),
+            rest.len(),
+            full.len()
+        );
+        report = render::merge::merge(vec![report, more])
+            .map_err(|e| Error::Usage(format!("--triage: {e}")))?;
+    }
+    let date = plan.date.clone().unwrap_or_else(today);
+    crate::census::triage::mark(&mut report, &full, &date);
+    Ok(report)
+}
+
+/// Today's date in UTC (`2026-12-06`): the day a census judged what it ran.
+pub fn today() -> String {
+    jiff::Timestamp::now().strftime("%Y-%m-%d").to_string()
 }
 
 /// Calls each server by the name it gave in its handshake (`serverInfo.name`), where it gave

@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use serde::Deserialize;
 
-use crate::model::{Action, BudgetName, Driver, Ending, ProfileId};
+use crate::model::{Action, BudgetName, Driver, Ending, ProfileId, ScenarioId};
 
 /// The catalogue compiled into the binary: endings are a closed set, like their type.
 pub const BUNDLED: &str = include_str!("../../conformance/endings.toml");
@@ -57,6 +57,22 @@ pub struct StepDef {
 #[serde(deny_unknown_fields)]
 struct EndingFile {
     ending: Vec<EndingDef>,
+    census: CensusDef,
+}
+
+/// `[census]`: what the census runs first.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CensusDef {
+    triage: Vec<TriageDef>,
+}
+
+/// One scenario of the census's triage set, and what only it found when it was measured.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TriageDef {
+    pub scenario: ScenarioId,
+    pub finds: String,
 }
 
 /// A catalogue that does not describe the endings it generated.
@@ -70,22 +86,32 @@ pub enum EndingsError {
 
 /// Parses a catalogue, checked against the generated `Ending` (one entry per variant, in
 /// its order).
+#[cfg(test)]
 pub fn parse(text: &str) -> Result<Vec<EndingDef>, EndingsError> {
+    parse_file(text).map(|f| f.ending)
+}
+
+fn parse_file(text: &str) -> Result<EndingFile, EndingsError> {
     let file: EndingFile = toml::from_str(text)?;
     for (i, e) in Ending::ALL.iter().enumerate() {
         if file.ending.get(i).map(|d| d.id) != Some(*e) {
             return Err(EndingsError::Order(*e));
         }
     }
-    Ok(file.ending)
+    Ok(file)
 }
 
-static CATALOGUE: LazyLock<Vec<EndingDef>> =
-    LazyLock::new(|| parse(BUNDLED).expect("the bundled endings.toml is valid (tested)"));
+static CATALOGUE: LazyLock<EndingFile> =
+    LazyLock::new(|| parse_file(BUNDLED).expect("the bundled endings.toml is valid (tested)"));
+
+/// The census's triage set (`[[census.triage]]`), in the catalogue's order.
+pub fn triage() -> &'static [TriageDef] {
+    &CATALOGUE.census.triage
+}
 
 /// What the catalogue says of an ending.
 pub fn get(e: Ending) -> &'static EndingDef {
-    &CATALOGUE[e as usize]
+    &CATALOGUE.ending[e as usize]
 }
 
 #[cfg(test)]

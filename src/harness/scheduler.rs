@@ -225,6 +225,7 @@ impl Harness {
             results,
             not_testable: Vec::new(),
             with_sdk: Vec::new(),
+            census: None,
         };
         report.resummarize();
         rules::fixes::Fixes::bundled().attach(&mut report);

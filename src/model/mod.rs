@@ -3,6 +3,7 @@
 
 pub mod budgets;
 pub mod case_error;
+pub mod census;
 pub mod identity;
 pub mod ids;
 pub mod observation;
@@ -16,6 +17,7 @@ pub mod what_if;
 
 pub use budgets::Budgets;
 pub use case_error::{CaseError, ErrorKind};
+pub use census::{CensusRun, History, Judged, Pass, ServerHistory, Verdict};
 pub use identity::{ProcView, ServerProcess};
 pub use ids::{BudgetName, Ending, ProfileId, Revision, RuleId, Runtime, ScenarioId, UnknownId};
 pub use observation::{

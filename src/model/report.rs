@@ -135,6 +135,10 @@ pub struct ServerInfo {
     /// missed nothing: none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fixes: Vec<Fix>,
+    /// Which census pass judged it, when, and whether its cases were carried forward from
+    /// an earlier report (other runs: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged: Option<super::census::Judged>,
 }
 
 /// One change that makes a server meet the rules it missed.
@@ -456,6 +460,9 @@ pub struct Report {
     /// `census --with-sdk`: each replacement's servers before → after (other runs: none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub with_sdk: Vec<super::what_if::WhatIf>,
+    /// A census's date and the servers it dropped (other runs: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub census: Option<super::census::CensusRun>,
 }
 
 impl Report {

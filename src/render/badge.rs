@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use super::hosts::is_host_scenario;
 use super::present::{self, axes, visible};
-use crate::model::{Check, Ending, JudgedCase, Outcome, Owner, Report, ScenarioId, Status};
+use crate::model::{Check, Ending, JudgedCase, Outcome, Owner, Pass, Report, ScenarioId, Status};
 use crate::rules::{explain, Catalogue};
 
 /// The badge's left-hand text.
@@ -178,11 +178,20 @@ fn unmissed(
     } else if scored.is_empty() {
         (Color::Grey, format!("{} · nothing scored", report.spec))
     } else {
-        (
-            Color::Green,
-            format!("{} · {passed}/{}", report.spec, scored.len()),
-        )
+        let server = results.first().map_or("", |r| r.server.as_str());
+        (Color::Green, green(report, server, passed, scored.len()))
     }
+}
+
+/// A green badge's message: `<revision> · <passed>/<scored>`, then ` (triage)` when only the
+/// census's triage set judged the server (its count is of fewer endings than a full pass).
+fn green(report: &Report, server: &str, passed: usize, scored: usize) -> String {
+    let pass = report.servers.get(server).and_then(|i| i.judged.as_ref());
+    let triage = match pass.map(|j| j.pass) {
+        Some(Pass::Triage) => " (triage)",
+        _ => "",
+    };
+    format!("{} · {passed}/{scored}{triage}", report.spec)
 }
 
 /// A verdict that the next run may contradict is never shown as settled: flaky cases say so,

@@ -96,6 +96,9 @@ fn join_server(
         servers.insert(name, info);
         return;
     };
+    if have.judged.is_none() {
+        have.judged = info.judged;
+    }
     for fix in info.fixes {
         match have.fixes.iter_mut().find(|f| f.id == fix.id) {
             Some(f) => {

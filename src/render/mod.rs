@@ -14,6 +14,7 @@
 
 pub mod badge;
 pub mod book;
+pub mod census;
 pub mod changes;
 pub mod conformance;
 pub mod diff;

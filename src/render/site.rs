@@ -8,9 +8,12 @@
 use askama::Template;
 
 use super::badge::{self, Badge, Scope};
+use super::census;
 use super::hosts::{self, Cell as HostCell};
 use super::present::{axes, could_not_run, judged, main_owner, visible, RE_RUN};
-use crate::model::{ErrorKind, JudgedCase, NotTestableReason, Owner, Report, ServerInfo, Status};
+use crate::model::{
+    ErrorKind, Judged, JudgedCase, NotTestableReason, Owner, Report, ServerInfo, Status,
+};
 
 /// A server's worst verdict over all its cases, as the leaderboard ranks it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -132,6 +135,8 @@ pub struct Row {
     pub launcher: String,
     pub worst: Worst,
     pub flaky: bool,
+    /// How the census judged it (reports that do not say: none).
+    pub judged: Option<Judged>,
     /// Under each host column of the host view: the cell's words and colour.
     pub hosts: Vec<Option<(String, &'static str)>>,
     /// The sum of what the host's users wait (ms), the rank's tie-breaker.
@@ -224,6 +229,7 @@ fn row(report: &Report, server: &str, host_row: Option<&hosts::Row>, n: usize) -
         flaky: cases
             .iter()
             .any(|r| r.repeat.as_ref().is_some_and(|x| x.flaky)),
+        judged: info.judged.clone(),
         hosts: cells
             .iter()
             .map(|c| c.as_ref().map(|c| (c.short(), host_class(c))))
@@ -232,6 +238,13 @@ fn row(report: &Report, server: &str, host_row: Option<&hosts::Row>, n: usize) -
         leaky_cases: cases.iter().filter(|r| r.leftover_count() > 0).count(),
         leaked: cases.iter().map(|r| r.leftover_count()).sum(),
         stem: stem(server),
+    }
+}
+
+impl Row {
+    /// What follows its verdict: how the census judged it.
+    pub fn note(&self) -> String {
+        self.judged.as_ref().map_or_else(String::new, census::note)
     }
 }
 
@@ -291,14 +304,15 @@ pub fn leaderboard_markdown(report: &Report) -> String {
     out.push('\n');
     for (i, r) in rows.iter().enumerate() {
         out.push_str(&format!(
-            "| {} | `{}` | {} | {} ({}) | {}{} |",
+            "| {} | `{}` | {} | {} ({}) | {}{}{} |",
             i + 1,
             escape(&r.name),
             escape(&r.version),
             escape(&r.runtime),
             escape(&r.launcher),
             r.worst.label(),
-            if r.flaky { " (flaky)" } else { "" }
+            if r.flaky { " (flaky)" } else { "" },
+            r.note()
         ));
         for c in &r.hosts {
             let cell = c.as_ref().map_or("–".to_string(), |(t, _)| escape(t));
@@ -330,6 +344,8 @@ struct ServerHeader {
     package: String,
     stem: String,
     badges: Vec<(String, String)>,
+    /// Which census pass judged it and when (empty for reports that do not say).
+    judged: String,
     snippet: String,
     url_given: bool,
 }
@@ -390,6 +406,11 @@ fn server_files(report: &Report, row: &Row, url: Option<&str>) -> Vec<(String, S
         )),
         stem: row.stem.clone(),
         badges,
+        judged: report
+            .servers
+            .get(&row.server)
+            .and_then(|i| i.judged.as_ref())
+            .map_or_else(String::new, census::judged_line),
         snippet: visible(&snippet),
         url_given: url.is_some(),
     }
