@@ -8,6 +8,7 @@
 //! the launcher said); [`credentials`] decides which servers could not be judged for want of
 //! real secrets; [`with_sdk`] runs them again with one SDK replaced inside each install.
 
+pub mod carry;
 pub mod credentials;
 pub mod install;
 pub mod launch_errors;

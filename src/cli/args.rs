@@ -417,6 +417,12 @@ pub struct CensusArgs {
     /// a carried-forward verdict keeps it, and the history dates changes by it.
     #[arg(long, value_name = "DATE")]
     pub date: Option<String>,
+    /// The last census's JSON report: servers whose registry name, version and package are
+    /// unchanged since keep its verdicts (carried forward, with the date they were judged);
+    /// only new or updated servers run; servers it judged that the listing no longer holds
+    /// are dropped and named.
+    #[arg(long, value_name = "REPORT.json")]
+    pub previous: Option<PathBuf>,
     #[command(flatten)]
     pub opts: RunOpts,
 }

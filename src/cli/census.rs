@@ -2,7 +2,7 @@
 //! entries run as ordinary manifests through the usual plan and harness → the report, with
 //! each package described and servers that need real credentials marked, and the site.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -13,14 +13,14 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use super::args::{CensusArgs, CensusCmd, RegistrySource};
 use super::plan;
 use crate::census::{
-    self, credentials, launch_errors, registry, with_sdk, Entry, ParseOptions, Progress,
+    self, carry, credentials, launch_errors, registry, with_sdk, Entry, ParseOptions, Progress,
 };
 use crate::config::profiles::Profiles;
 use crate::error::Error;
 use crate::harness::locate;
 use crate::kits;
 use crate::model::{CensusRun, Report};
-use crate::render::site;
+use crate::render::{merge, site};
 use crate::rules::Catalogue;
 
 /// Runs a census; the exit code is the run's (1 when a server misses a scored rule).
@@ -41,6 +41,8 @@ pub fn run(a: CensusArgs) -> Result<ExitCode, Error> {
         }
     };
     let entries = read_listing(&name, &text, variables)?;
+    let listed: BTreeSet<String> = entries.iter().map(|e| e.server_name.clone()).collect();
+    let previous = a.previous.as_deref().map(super::load_report).transpose()?;
     let entries = select(entries, &a.servers, a.opts.partition.as_deref())?;
     if let Some(p) = &a.opts.partition {
         eprintln!("census: partition {p}: {} entries", entries.len());
@@ -61,12 +63,22 @@ pub fn run(a: CensusArgs) -> Result<ExitCode, Error> {
         }
         None => entries,
     };
+    let (entries, carry) = match &previous {
+        Some(prev) => {
+            let mine = |n: &str| shard.is_none_or(|(k, n_)| census::shard_of(n, n_) == k);
+            let p = carry::plan(prev, entries, &listed, mine);
+            say_carried(&p);
+            (p.run.clone(), Some(p))
+        }
+        None => (entries, None),
+    };
+    let carried_any = carry.as_ref().is_some_and(|c| !c.carried.is_empty());
     let cache = std::path::absolute(a.cache.unwrap_or_else(default_cache))
         .map_err(Error::io("the census cache"))?;
     // Argument mistakes and local builds before any install.
     let replacements = replacements(&a.with_sdk)?;
     let installed = install_phase(&entries, &cache);
-    if installed.is_empty() {
+    if installed.is_empty() && !carried_any {
         return Err(Error::Usage(format!(
             "{}: no entry could be installed",
             name.display()
@@ -107,6 +119,15 @@ pub fn run(a: CensusArgs) -> Result<ExitCode, Error> {
             let every = report.servers.keys().cloned().collect();
             census::triage::mark(report, &every, &date);
         }
+        if let (Some(prev), Some(c)) = (&previous, &carry) {
+            let part = carry::carried(prev, &c.carried);
+            *report = merge::merge(vec![report.clone(), part])
+                .map_err(|e| Error::Usage(format!("--previous: {e}")))?;
+            report.census = Some(CensusRun {
+                date: date.clone(),
+                dropped: c.dropped.clone(),
+            });
+        }
         report.with_sdk = what_ifs
             .iter()
             .map(|(r, p)| with_sdk::pair(report, r, p))
@@ -125,6 +146,22 @@ fn default_cache() -> PathBuf {
         return PathBuf::from(p);
     }
     crate::harness::locate::user_cache().join("census")
+}
+
+/// What `--previous` decided, on stderr.
+fn say_carried(p: &carry::Plan) {
+    for n in &p.dropped {
+        eprintln!("census: dropped {n}: the listing no longer holds it");
+    }
+    for id in &p.undated {
+        eprintln!("census: {id}: the previous report does not say when it judged it: run again");
+    }
+    eprintln!(
+        "census: --previous: {} carried forward, {} new or updated to run, {} dropped",
+        p.carried.len(),
+        p.run.len(),
+        p.dropped.len()
+    );
 }
 
 /// `--date`, checked (a calendar date), else today in UTC.

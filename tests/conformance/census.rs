@@ -42,7 +42,7 @@ pub(crate) struct Run {
 }
 
 impl Run {
-    fn stderr(&self) -> String {
+    pub(crate) fn stderr(&self) -> String {
         String::from_utf8_lossy(&self.out.stderr).into_owned()
     }
 
@@ -60,7 +60,7 @@ fn census(listing: &str, tag: &str, site: bool) -> Run {
     )
 }
 
-fn census_with(listing: &str, tag: &str, site: bool, args: &[&str]) -> Run {
+pub(crate) fn census_with(listing: &str, tag: &str, site: bool, args: &[&str]) -> Run {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("census-{tag}"));
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).unwrap();

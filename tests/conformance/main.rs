@@ -5,6 +5,7 @@ mod act;
 mod alloc_meter;
 mod bundled;
 mod census;
+mod census_carry;
 mod census_triage;
 mod cli;
 mod client_ladders;
