@@ -199,6 +199,10 @@ pub enum ReportCmd {
         /// Where the site will be published, for the README snippets.
         #[arg(long, value_name = "URL")]
         site_url: Option<String>,
+        /// The verdict history (JSON; a missing file starts one): updated with this census
+        /// and written back; each server's page shows it, `week.html` what changed.
+        #[arg(long, value_name = "FILE")]
+        history: Option<PathBuf>,
     },
     /// Write the book's tables made from runs between their marker comments: results.md from
     /// DIR/matrix.json, profiles.json and hosts.json; census.md's leaderboard blocks from
@@ -423,6 +427,11 @@ pub struct CensusArgs {
     /// are dropped and named.
     #[arg(long, value_name = "REPORT.json")]
     pub previous: Option<PathBuf>,
+    /// The verdict history (JSON; a missing file starts one): updated with this census and
+    /// written back; with `--site`, each server's page shows it and `week.html` what got
+    /// better and worse since the last run.
+    #[arg(long, value_name = "FILE")]
+    pub history: Option<PathBuf>,
     #[command(flatten)]
     pub opts: RunOpts,
 }

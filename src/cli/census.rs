@@ -19,8 +19,8 @@ use crate::config::profiles::Profiles;
 use crate::error::Error;
 use crate::harness::locate;
 use crate::kits;
-use crate::model::{CensusRun, Report};
-use crate::render::{merge, site};
+use crate::model::{CensusRun, History, Report};
+use crate::render::{census_history, merge, site};
 use crate::rules::Catalogue;
 
 /// Runs a census; the exit code is the run's (1 when a server misses a scored rule).
@@ -103,7 +103,7 @@ pub fn run(a: CensusArgs) -> Result<ExitCode, Error> {
     let date = run_date(a.date.as_deref())?;
     plan.date = Some(date.clone());
     let started = Instant::now();
-    let (site_dir, site_url) = (a.site, a.site_url);
+    let (site_dir, site_url, history_file) = (a.site, a.site_url, a.history);
     super::run::execute_with(plan, |report| {
         eprintln!(
             "census: run phase {:.1} s ({} cases)",
@@ -132,8 +132,12 @@ pub fn run(a: CensusArgs) -> Result<ExitCode, Error> {
             .iter()
             .map(|(r, p)| with_sdk::pair(report, r, p))
             .collect();
+        let history = history_file
+            .as_deref()
+            .map(|h| update_history(h, report))
+            .transpose()?;
         match &site_dir {
-            Some(dir) => write_site(report, dir, site_url.as_deref()),
+            Some(dir) => write_site(report, dir, site_url.as_deref(), history.as_ref()),
             None => Ok(()),
         }
     })
@@ -491,9 +495,42 @@ fn not_testable_servers(report: &Report) -> BTreeMap<&'static str, usize> {
     counts
 }
 
-/// The site and its `report.json`.
-pub fn write_site(report: &Report, dir: &Path, url: Option<&str>) -> Result<(), Error> {
-    let files = site::render(report, url);
+/// `--history FILE`: read (a missing file starts an empty history), updated with the
+/// report, written back whole (a temporary file renamed).
+pub fn update_history(path: &Path, report: &Report) -> Result<History, Error> {
+    let mut history: History = match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map_err(|e| Error::Usage(format!("{}: not a census history: {e}", path.display())))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => History::default(),
+        Err(e) => return Err(Error::io(path)(e)),
+    };
+    census_history::update(&mut history, report);
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(Error::io(dir))?;
+    let text = serde_json::to_string_pretty(&history).expect("a history serialises");
+    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(Error::io(path))?;
+    tmp.persist(path).map_err(|e| Error::io(path)(e.error))?;
+    eprintln!(
+        "census: history {}: {} servers over {} runs",
+        path.display(),
+        history.servers.len(),
+        history.runs.len()
+    );
+    Ok(history)
+}
+
+/// The site and its `report.json` (with a history: each server's and the week's changes).
+pub fn write_site(
+    report: &Report,
+    dir: &Path,
+    url: Option<&str>,
+    history: Option<&History>,
+) -> Result<(), Error> {
+    let files = site::render_with(report, url, history);
     for (rel, content) in &files {
         let path = dir.join(rel);
         if let Some(parent) = path.parent() {

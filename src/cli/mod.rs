@@ -331,7 +331,15 @@ fn report(action: ReportCmd) -> Result<ExitCode, Error> {
             from,
             out,
             site_url,
-        } => census::write_site(&load_report(&from)?, &out, site_url.as_deref())?,
+            history,
+        } => {
+            let report = load_report(&from)?;
+            let history = history
+                .as_deref()
+                .map(|h| census::update_history(h, &report))
+                .transpose()?;
+            census::write_site(&report, &out, site_url.as_deref(), history.as_ref())?
+        }
         ReportCmd::Baseline { from, to } => {
             let b = crate::config::baseline::Baseline::load(&from)?;
             std::fs::write(&to, b.to_file_text(&to)).map_err(Error::io(&to))?;

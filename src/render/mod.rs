@@ -15,6 +15,7 @@
 pub mod badge;
 pub mod book;
 pub mod census;
+pub mod census_history;
 pub mod changes;
 pub mod conformance;
 pub mod diff;

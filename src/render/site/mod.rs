@@ -8,11 +8,11 @@
 use askama::Template;
 
 use super::badge::{self, Badge, Scope};
-use super::census;
 use super::hosts::{self, Cell as HostCell};
 use super::present::{axes, could_not_run, judged, main_owner, visible, RE_RUN};
+use super::{census, census_history};
 use crate::model::{
-    ErrorKind, Judged, JudgedCase, NotTestableReason, Owner, Report, ServerInfo, Status,
+    ErrorKind, History, Judged, JudgedCase, NotTestableReason, Owner, Report, ServerInfo, Status,
 };
 
 /// A server's worst verdict over all its cases, as the leaderboard ranks it.
@@ -335,6 +335,8 @@ struct Index<'a> {
     apart: String,
     columns: Vec<(String, String)>,
     rows: &'a [Row],
+    /// A week-over-week page is written beside it.
+    week: bool,
 }
 
 #[derive(Template)]
@@ -346,12 +348,25 @@ struct ServerHeader {
     badges: Vec<(String, String)>,
     /// Which census pass judged it and when (empty for reports that do not say).
     judged: String,
+    /// Its badge now and since when, then before (with a history).
+    history: Vec<String>,
     snippet: String,
     url_given: bool,
 }
 
-/// Every file of the site, by path relative to its directory.
+/// Every file of the site, by path relative to its directory (no history).
+#[cfg(test)]
 pub fn render(report: &Report, url: Option<&str>) -> Vec<(String, String)> {
+    render_with(report, url, None)
+}
+
+/// The site, with each server's verdict history on its page and the week-over-week page
+/// when a history is given.
+pub fn render_with(
+    report: &Report,
+    url: Option<&str>,
+    history: Option<&History>,
+) -> Vec<(String, String)> {
     let (columns, rows) = leaderboard(report);
     let index = Index {
         title: format!("MCP shutdown census · spec {}", report.spec),
@@ -369,6 +384,7 @@ pub fn render(report: &Report, url: Option<&str>) -> Vec<(String, String)> {
             .join(", "),
         columns,
         rows: &rows,
+        week: history.is_some(),
     };
     let mut files = vec![
         (
@@ -379,13 +395,24 @@ pub fn render(report: &Report, url: Option<&str>) -> Vec<(String, String)> {
         ("leaderboard.md".to_string(), leaderboard_markdown(report)),
     ];
     for row in &rows {
-        files.extend(server_files(report, row, url));
+        let lines = history.map_or_else(Vec::new, |h| {
+            census_history::server_lines(h, &census_history::key(report, &row.server))
+        });
+        files.extend(server_files(report, row, url, lines));
+    }
+    if let Some(h) = history {
+        files.extend(census_history::week_files(h));
     }
     files
 }
 
 /// A server's page, badges and README snippet.
-fn server_files(report: &Report, row: &Row, url: Option<&str>) -> Vec<(String, String)> {
+fn server_files(
+    report: &Report,
+    row: &Row,
+    url: Option<&str>,
+    history: Vec<String>,
+) -> Vec<(String, String)> {
     let mut files = Vec::new();
     let mut badges = Vec::new();
     for (scope, suffix) in [(Scope::All, ""), (Scope::Hosts, "-hosts")] {
@@ -411,6 +438,7 @@ fn server_files(report: &Report, row: &Row, url: Option<&str>) -> Vec<(String, S
             .get(&row.server)
             .and_then(|i| i.judged.as_ref())
             .map_or_else(String::new, census::judged_line),
+        history,
         snippet: visible(&snippet),
         url_given: url.is_some(),
     }
@@ -422,164 +450,4 @@ fn server_files(report: &Report, row: &Row, url: Option<&str>) -> Vec<(String, S
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::{NotTestable, NotTestableReason, PackageInfo, Stage};
-    use crate::test_support::{report_of, result};
-
-    fn census() -> Report {
-        let mut rep = report_of(vec![
-            result("slow", "close", Stage::Sigterm, 2004.0),
-            result("slow", "close:vscode", Stage::Sigterm, 10003.0),
-            result("fast", "close", Stage::Eof, 3.0),
-            result("fast", "close:vscode", Stage::Eof, 4.0),
-            result("keyed", "close", Stage::Eof, 3.0),
-            result("keyed", "close:vscode", Stage::Eof, 3.0),
-        ]);
-        for r in rep.results.iter_mut().filter(|r| r.server == "keyed") {
-            r.mark_not_testable(NotTestable {
-                reason: NotTestableReason::NeedsCredentials,
-                message: "placeholder".into(),
-            });
-        }
-        rep.servers.entry("fast".into()).or_default().package = Some(PackageInfo {
-            name: "io.github.a/fast".into(),
-            version: "1.0.0".into(),
-            registry: "npm".into(),
-            identifier: "fast".into(),
-            package_version: "1.0.0".into(),
-            runtime: "node".into(),
-            launcher: "npx".into(),
-            placeholders: vec![],
-        });
-        rep.resummarize();
-        rep
-    }
-
-    #[test]
-    fn the_leaderboard_ranks_by_worst_verdict_then_host_wait() {
-        let (columns, rows) = leaderboard(&census());
-        assert_eq!(columns[0].0, "vscode");
-        let order: Vec<&str> = rows.iter().map(|r| r.server.as_str()).collect();
-        assert_eq!(order, ["fast", "slow", "keyed"]);
-        assert_eq!(rows[0].name, "io.github.a/fast");
-        assert_eq!(rows[0].launcher, "npx");
-        assert_eq!(rows[1].worst, Worst::Warning);
-        assert_eq!(rows[1].hosts[0].as_ref().unwrap().0, "10.0 s, SIGTERM");
-        assert_eq!(rows[2].worst, Worst::NotTestable(Owner::Credentials));
-        assert_eq!(rows[2].hosts[0].as_ref().unwrap().0, "needs credentials");
-    }
-
-    #[test]
-    fn a_machine_bound_case_is_never_a_servers_verdict() {
-        let bound = crate::test_support::machine_bound("m");
-        assert_eq!(worst(&[&bound]), Worst::ReRun);
-        assert_eq!(Worst::ReRun.label(), "re-run (machine-bound)");
-        assert_eq!(judged(&bound), None);
-        let cell = super::super::present::outcome(&bound);
-        assert!(cell.starts_with("re-run: sigterm"), "{cell}");
-        let line = super::super::present::machine_bound_of(&bound).unwrap();
-        assert!(line.contains("waited 14700 ms for a CPU"), "{line}");
-        // A handshake timeout the wall-clock backstop decided: re-run, not "could not run".
-        use crate::model::{CaseError, Decisive, ErrorKind, MachineBound};
-        let mut timed_out = result("m", "close", Stage::Eof, 3.0);
-        timed_out.observation.error = Some(CaseError {
-            kind: ErrorKind::HandshakeTimeout,
-            message: "no answer".into(),
-        });
-        timed_out.observation.machine_bound = Some(MachineBound {
-            decided_by: Decisive::Handshake,
-            step: 0,
-            action: None,
-            wall_ms: 155_000.0,
-            own_ms: 9_000.0,
-            runqueue_ms: 146_000.0,
-            budget_ms: 30_000,
-        });
-        assert_eq!(worst(&[&timed_out]), Worst::ReRun);
-        let line = super::super::present::machine_bound_of(&timed_out).unwrap();
-        assert!(line.contains("after the launch"), "{line}");
-    }
-
-    #[test]
-    fn a_server_that_never_reached_a_session_could_not_run() {
-        use crate::model::{CaseError, ErrorKind};
-        let mut crashed = result("c", "close", Stage::Eof, 3.0);
-        crashed.observation.error = Some(CaseError {
-            kind: ErrorKind::ExitedBeforeHandshake,
-            message: "exit 1".into(),
-        });
-        let at_start = result("c", "stdin-null", Stage::Eof, 3.0);
-        assert_eq!(
-            worst(&[&crashed, &at_start]),
-            Worst::CouldNotRun(Owner::Server)
-        );
-        let fine = result("c", "exit", Stage::Eof, 3.0);
-        assert_eq!(worst(&[&crashed, &fine]), Worst::Success);
-        // A typo in the command is the user's, and says so.
-        let mut typo = crashed.clone();
-        typo.observation.error.as_mut().unwrap().kind = ErrorKind::SpawnFailed;
-        assert_eq!(worst(&[&typo]).label(), "could not run: usage");
-    }
-
-    #[test]
-    fn listings_that_cannot_launch_are_counted_apart_from_credentials() {
-        let mut rep = census();
-        for r in rep.results.iter_mut().filter(|r| r.server == "slow") {
-            r.mark_not_testable(NotTestable {
-                reason: NotTestableReason::LaunchNotInPackage,
-                message: "the listing's launch command does not exist in the package".into(),
-            });
-        }
-        let (_, rows) = leaderboard(&rep);
-        assert_eq!(
-            counted_apart(&rows),
-            [
-                (
-                    "not testable: launch command not in the package".to_string(),
-                    1
-                ),
-                ("not testable: needs credentials".to_string(), 1)
-            ]
-        );
-        let index = &render(&rep, None)[0].1;
-        assert!(
-            index.contains("1 not testable: launch command not in the package, 1 not testable: needs credentials"),
-            "{index}"
-        );
-    }
-
-    #[test]
-    fn every_server_gets_a_page_badges_and_a_snippet() {
-        let rep = census();
-        let files = render(&rep, Some("https://example.org/census/"));
-        let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
-        for s in ["fast", "slow", "keyed"] {
-            for f in [
-                format!("servers/{s}.html"),
-                format!("servers/{s}.md"),
-                format!("badges/{s}.svg"),
-                format!("badges/{s}.json"),
-                format!("badges/{s}-hosts.svg"),
-            ] {
-                assert!(names.contains(&f.as_str()), "{f}: {names:?}");
-            }
-        }
-        let get = |n: &str| &files.iter().find(|(f, _)| f == n).unwrap().1;
-        let index = get("index.html");
-        assert_eq!(index.matches("<tr class=\"server\"").count(), 3);
-        assert!(index.contains("href=\"servers/fast.html\""));
-        let keyed = get("badges/keyed.json");
-        assert!(keyed.contains("could not run: credentials"), "{keyed}");
-        let page = get("servers/fast.html");
-        assert!(page.contains("https://example.org/census/badges/fast.svg"));
-        assert!(!page.contains(">slow<"), "only its own cases");
-        assert_eq!(files, render(&rep, Some("https://example.org/census/")));
-        let md = get("leaderboard.md");
-        assert_eq!(md.lines().count(), 2 + 3, "{md}");
-        assert!(
-            md.contains("| 1 | `io.github.a/fast` | 1.0.0 | node (npx) | SUCCESS |"),
-            "{md}"
-        );
-    }
-}
+mod tests;
