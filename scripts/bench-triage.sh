@@ -19,14 +19,16 @@ else
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-triage.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-args=(--hosts --no-baseline --format json)
+args=(--no-baseline --format json)
 for s in "${servers[@]}"; do args+=(--server "$s"); done
+# The census's full set: the default endings and every host profile.
+full=(--hosts)
 # The triage set, from the catalogue (the one place it is written).
 mapfile -t triage < <(python3 -c '
 import tomllib
 for t in tomllib.load(open("conformance/endings.toml", "rb"))["census"]["triage"]:
     print(t["scenario"])')
-# Set-ups (installs, builds) once, before anything is timed.
+# Set-ups (installs, builds) once, before anything is timed: one ending, no host profiles.
 "$bin" run "${args[@]}" --scenario close --output "$tmp/warm.json" >/dev/null 2>&1 || true
 timed() { # name, then the run's own arguments
   local name=$1; shift
@@ -38,8 +40,8 @@ timed() { # name, then the run's own arguments
 }
 only=(); for s in "${triage[@]}"; do only+=(--scenario "$s"); done
 timed triage "${only[@]}"
-timed full
-timed triaged --triage
+timed full "${full[@]}"
+timed triaged "${full[@]}" --triage
 python3 - "$tmp" "${#servers[@]}" "$(nproc)" "$(cut -d' ' -f1 /proc/loadavg)" <<'PY'
 import json, sys
 tmp, n, cpus, load = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]

@@ -62,6 +62,16 @@ pub fn merge(parts: Vec<Report>) -> Result<Report, MergeError> {
         merged.profiles.extend(p.profiles);
         merged.results.extend(p.results);
         merged.not_testable.extend(p.not_testable);
+        // A census's shards each name the removed servers that hash to them.
+        match (merged.census.as_mut(), p.census) {
+            (Some(m), Some(c)) => m.dropped.extend(c.dropped),
+            (None, c) => merged.census = c,
+            (Some(_), None) => {}
+        }
+    }
+    if let Some(c) = merged.census.as_mut() {
+        c.dropped.sort();
+        c.dropped.dedup();
     }
     merged
         .results

@@ -111,3 +111,12 @@ fn a_clean_triage_keeps_a_server_to_the_triage_pass() {
     let pass = |s: &str| rep.servers[s].judged.as_ref().unwrap().pass;
     assert_eq!((pass("good"), pass("bad")), (Pass::Triage, Pass::Full));
 }
+
+#[test]
+fn the_books_triage_table_is_the_catalogue() {
+    let mut s = String::from("| scenario | what it found in the 65-server census |\n|---|---|\n");
+    for t in endings::triage() {
+        s.push_str(&format!("| `{}` | {} |\n", t.scenario, t.finds));
+    }
+    crate::test_support::generated_block("docs/book/src/census.md", "triage", &s);
+}
