@@ -19,8 +19,8 @@ use crate::config::profiles::Profiles;
 use crate::error::Error;
 use crate::harness::locate;
 use crate::kits;
-use crate::model::{CensusRun, History, Report};
-use crate::render::{census_history, merge, site};
+use crate::model::{CensusRun, Report};
+use crate::render::merge;
 use crate::rules::Catalogue;
 
 /// Runs a census; the exit code is the run's (1 when a server misses a scored rule).
@@ -30,16 +30,7 @@ pub fn run(a: CensusArgs) -> Result<ExitCode, Error> {
     }
     let variables = parse_vars(&a.vars)?;
     let shard = a.shard.as_deref().map(shard_spec).transpose()?;
-    let (name, text) = match &a.listing {
-        Some(path) => (
-            path.clone(),
-            std::fs::read_to_string(path).map_err(Error::io(path))?,
-        ),
-        None => {
-            let s = read_registry(&a.source)?;
-            (PathBuf::from(&s.query.base), s.to_listing())
-        }
-    };
+    let (name, text) = read_source(&a)?;
     let entries = read_listing(&name, &text, variables)?;
     let listed: BTreeSet<String> = entries.iter().map(|e| e.server_name.clone()).collect();
     let previous = a.previous.as_deref().map(super::load_report).transpose()?;
@@ -47,29 +38,11 @@ pub fn run(a: CensusArgs) -> Result<ExitCode, Error> {
     if let Some(p) = &a.opts.partition {
         eprintln!("census: partition {p}: {} entries", entries.len());
     }
-    let entries = match shard {
-        Some((k, n)) => {
-            let mine: Vec<Entry> = entries
-                .into_iter()
-                .filter(|e| census::shard_of(&e.server_name, n) == k)
-                .collect();
-            eprintln!("census: shard {k}/{n}: {} entries", mine.len());
-            if mine.is_empty() {
-                // More shards than servers is no fault: this shard has nothing to report.
-                eprintln!("census: shard {k}/{n} holds no server: nothing to run or write");
-                return Ok(ExitCode::SUCCESS);
-            }
-            mine
-        }
-        None => entries,
+    let Some(entries) = my_shard(entries, shard) else {
+        return Ok(ExitCode::SUCCESS);
     };
     let (entries, carry) = match &previous {
-        Some(prev) => {
-            let mine = |n: &str| shard.is_none_or(|(k, n_)| census::shard_of(n, n_) == k);
-            let p = carry::plan(prev, entries, &listed, mine);
-            say_carried(&p);
-            (p.run.clone(), Some(p))
-        }
+        Some(prev) => carry_forward(prev, entries, &listed, shard),
         None => (entries, None),
     };
     let carried_any = carry.as_ref().is_some_and(|c| !c.carried.is_empty());
@@ -111,36 +84,92 @@ pub fn run(a: CensusArgs) -> Result<ExitCode, Error> {
             report.results.len()
         );
         describe(report, &installed, &what_ifs);
-        report.census = Some(CensusRun {
-            date: date.clone(),
-            dropped: Vec::new(),
-        });
-        if !opts.triage {
-            let every = report.servers.keys().cloned().collect();
-            census::triage::mark(report, &every, &date);
-        }
-        if let (Some(prev), Some(c)) = (&previous, &carry) {
-            let part = carry::carried(prev, &c.carried);
-            *report = merge::merge(vec![report.clone(), part])
-                .map_err(|e| Error::Usage(format!("--previous: {e}")))?;
-            report.census = Some(CensusRun {
-                date: date.clone(),
-                dropped: c.dropped.clone(),
-            });
-        }
+        dated(
+            report,
+            &date,
+            opts.triage,
+            previous.as_ref().zip(carry.as_ref()),
+        )?;
         report.with_sdk = what_ifs
             .iter()
             .map(|(r, p)| with_sdk::pair(report, r, p))
             .collect();
-        let history = history_file
-            .as_deref()
-            .map(|h| update_history(h, report))
-            .transpose()?;
-        match &site_dir {
-            Some(dir) => write_site(report, dir, site_url.as_deref(), history.as_ref()),
-            None => Ok(()),
+        super::census_site::publish(
+            report,
+            history_file.as_deref(),
+            site_dir.as_deref(),
+            site_url.as_deref(),
+        )
+    })
+}
+
+/// The listing's name and text: the `--listing` file, or every page of `--registry`.
+fn read_source(a: &CensusArgs) -> Result<(PathBuf, String), Error> {
+    Ok(match &a.listing {
+        Some(path) => (
+            path.clone(),
+            std::fs::read_to_string(path).map_err(Error::io(path))?,
+        ),
+        None => {
+            let s = read_registry(&a.source)?;
+            (PathBuf::from(&s.query.base), s.to_listing())
         }
     })
+}
+
+/// `--shard K/N`'s entries; `None` when the shard holds no server (nothing to run or write).
+fn my_shard(entries: Vec<Entry>, shard: Option<(u64, u64)>) -> Option<Vec<Entry>> {
+    let Some((k, n)) = shard else {
+        return Some(entries);
+    };
+    let mine: Vec<Entry> = entries
+        .into_iter()
+        .filter(|e| census::shard_of(&e.server_name, n) == k)
+        .collect();
+    eprintln!("census: shard {k}/{n}: {} entries", mine.len());
+    if mine.is_empty() {
+        // More shards than servers is no fault: this shard has nothing to report.
+        eprintln!("census: shard {k}/{n} holds no server: nothing to run or write");
+        return None;
+    }
+    Some(mine)
+}
+
+/// `--previous`: the entries still to run, and what was carried and dropped (this shard's).
+fn carry_forward(
+    prev: &Report,
+    entries: Vec<Entry>,
+    listed: &BTreeSet<String>,
+    shard: Option<(u64, u64)>,
+) -> (Vec<Entry>, Option<carry::Plan>) {
+    let mine = |n: &str| shard.is_none_or(|(k, n_)| census::shard_of(n, n_) == k);
+    let p = carry::plan(prev, entries, listed, mine);
+    say_carried(&p);
+    (p.run.clone(), Some(p))
+}
+
+/// The census's date on the report, each server's pass (all full without `--triage`), and
+/// the servers carried forward from `--previous` merged in, with the dropped ones named.
+fn dated(
+    report: &mut Report,
+    date: &str,
+    triage: bool,
+    carry: Option<(&Report, &carry::Plan)>,
+) -> Result<(), Error> {
+    if !triage {
+        let every = report.servers.keys().cloned().collect();
+        census::triage::mark(report, &every, date);
+    }
+    if let Some((prev, c)) = carry {
+        let part = carry::carried(prev, &c.carried);
+        *report = merge::merge(vec![report.clone(), part])
+            .map_err(|e| Error::Usage(format!("--previous: {e}")))?;
+    }
+    report.census = Some(CensusRun {
+        date: date.to_string(),
+        dropped: carry.map(|(_, c)| c.dropped.clone()).unwrap_or_default(),
+    });
+    Ok(())
 }
 
 /// `$MCP_SHUTDOWN_CENSUS_CACHE`, else the user's cache directory: shared by every census, so
@@ -493,57 +522,6 @@ fn not_testable_servers(report: &Report) -> BTreeMap<&'static str, usize> {
         }
     }
     counts
-}
-
-/// `--history FILE`: read (a missing file starts an empty history), updated with the
-/// report, written back whole (a temporary file renamed).
-pub fn update_history(path: &Path, report: &Report) -> Result<History, Error> {
-    let mut history: History = match std::fs::read_to_string(path) {
-        Ok(text) => serde_json::from_str(&text)
-            .map_err(|e| Error::Usage(format!("{}: not a census history: {e}", path.display())))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => History::default(),
-        Err(e) => return Err(Error::io(path)(e)),
-    };
-    census_history::update(&mut history, report);
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(Error::io(dir))?;
-    let text = serde_json::to_string_pretty(&history).expect("a history serialises");
-    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(Error::io(path))?;
-    tmp.persist(path).map_err(|e| Error::io(path)(e.error))?;
-    eprintln!(
-        "census: history {}: {} servers over {} runs",
-        path.display(),
-        history.servers.len(),
-        history.runs.len()
-    );
-    Ok(history)
-}
-
-/// The site and its `report.json` (with a history: each server's and the week's changes).
-pub fn write_site(
-    report: &Report,
-    dir: &Path,
-    url: Option<&str>,
-    history: Option<&History>,
-) -> Result<(), Error> {
-    let files = site::render_with(report, url, history);
-    for (rel, content) in &files {
-        let path = dir.join(rel);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(Error::io(parent))?;
-        }
-        std::fs::write(&path, content).map_err(Error::io(&path))?;
-    }
-    eprintln!(
-        "census: site written to {} ({} files)",
-        dir.display(),
-        files.len()
-    );
-    Ok(())
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ pub mod args;
 mod bisect;
 mod book;
 mod census;
+mod census_site;
 pub mod host;
 pub mod plan;
 mod run;
@@ -332,24 +333,14 @@ fn report(action: ReportCmd) -> Result<ExitCode, Error> {
             out,
             site_url,
             history,
-        } => {
-            let report = load_report(&from)?;
-            let history = history
-                .as_deref()
-                .map(|h| census::update_history(h, &report))
-                .transpose()?;
-            census::write_site(&report, &out, site_url.as_deref(), history.as_ref())?
-        }
+        } => census_site::site_from(&from, &out, site_url.as_deref(), history.as_deref())?,
         ReportCmd::Baseline { from, to } => {
             let b = crate::config::baseline::Baseline::load(&from)?;
             std::fs::write(&to, b.to_file_text(&to)).map_err(Error::io(&to))?;
         }
         ReportCmd::Merge { parts } => {
-            let reports = parts
-                .iter()
-                .map(|p| load_report(p))
-                .collect::<Result<Vec<_>, _>>()?;
-            println!("{}", merge::merge(reports)?.to_json());
+            let reports: Result<Vec<_>, _> = parts.iter().map(|p| load_report(p)).collect();
+            println!("{}", merge::merge(reports?)?.to_json());
         }
         ReportCmd::Badges { from, out, hosts } => write_badges(&load_report(&from)?, &out, hosts)?,
         ReportCmd::Book {

@@ -250,15 +250,20 @@ pub fn plan(
         baseline: baseline(opts, default_baseline)?,
         write_baseline: opts.write_baseline.clone(),
         write_expected_failures: opts.write_expected_failures.clone(),
-        fail_threshold: match opts.fail_on {
-            FailOn::Should => Status::Warning,
-            FailOn::Must => Status::Failure,
-        },
+        fail_threshold: threshold(opts.fail_on),
         not_testable: Vec::new(),
         name_by_handshake: false,
         triage: opts.triage,
         date: None,
     })
+}
+
+/// The missed status `--fail-on` makes the exit code 1.
+fn threshold(fail_on: FailOn) -> Status {
+    match fail_on {
+        FailOn::Should => Status::Warning,
+        FailOn::Must => Status::Failure,
+    }
 }
 
 /// Each `--output` with its format, from its extension (none: `--format`'s); an output

@@ -1,6 +1,6 @@
 //! Joins the reports of a sharded run (e.g. one CI job per server group) into one report.
 
-use crate::model::Report;
+use crate::model::{CensusRun, Report};
 
 /// Shards that cannot be joined.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
@@ -62,16 +62,7 @@ pub fn merge(parts: Vec<Report>) -> Result<Report, MergeError> {
         merged.profiles.extend(p.profiles);
         merged.results.extend(p.results);
         merged.not_testable.extend(p.not_testable);
-        // A census's shards each name the removed servers that hash to them.
-        match (merged.census.as_mut(), p.census) {
-            (Some(m), Some(c)) => m.dropped.extend(c.dropped),
-            (None, c) => merged.census = c,
-            (Some(_), None) => {}
-        }
-    }
-    if let Some(c) = merged.census.as_mut() {
-        c.dropped.sort();
-        c.dropped.dedup();
+        join_census(&mut merged.census, p.census);
     }
     merged
         .results
@@ -93,6 +84,19 @@ pub fn merge(parts: Vec<Report>) -> Result<Report, MergeError> {
     merged.not_testable.dedup();
     merged.resummarize();
     Ok(merged)
+}
+
+/// A census's shards each name the removed servers that hash to them: all of them, once.
+fn join_census(have: &mut Option<CensusRun>, theirs: Option<CensusRun>) {
+    match (have.as_mut(), theirs) {
+        (Some(m), Some(c)) => {
+            m.dropped.extend(c.dropped);
+            m.dropped.sort();
+            m.dropped.dedup();
+        }
+        (None, c) => *have = c,
+        (Some(_), None) => {}
+    }
 }
 
 /// A server two shards both ran keeps the fixes of both: each once, with the rules it answers
