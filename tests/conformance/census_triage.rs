@@ -46,15 +46,28 @@ fn census_triage_gives_the_full_set_only_to_the_server_it_found_something_in() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "the timer server misses rules\n{stderr}"
+    // 1: the timer server misses rules; 2 when the machine's load decided a case as well.
+    assert!(
+        matches!(out.status.code(), Some(1 | 2)),
+        "{:?}\n{stderr}",
+        out.status
     );
-    assert!(stderr.contains("1 found something"), "{stderr}");
     let report: Value = serde_json::from_slice(&fs::read(&report_path).unwrap()).unwrap();
     let pass = |s: &str| report["servers"][s]["judged"]["pass"].as_str().unwrap();
-    assert_eq!((pass(GOOD), pass(BAD)), ("triage", "full"));
+    assert_eq!(pass(BAD), "full");
+    // A triage case the machine's load decided found "something": worth the full set.
+    let bound = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["server"] == GOOD && !r["machine_bound"].is_null());
+    if bound {
+        assert_eq!(pass(GOOD), "full");
+        eprintln!("{GOOD}: a triage case was machine-bound, so it ran the full set");
+        return;
+    }
+    assert!(stderr.contains("1 found something"), "{stderr}");
+    assert_eq!(pass(GOOD), "triage");
     // The good server ran exactly the triage set; the bad one that and everything else.
     let triage: Vec<String> =
         toml::from_str::<toml::Table>(&fs::read_to_string("conformance/endings.toml").unwrap())
