@@ -17,7 +17,7 @@ const LONGER_TODAY: &[(&str, usize)] = &[
     ("src/census/listing/server.rs: read_server", 64),
     ("src/census/with_sdk/mod.rs: prepare_entry", 66),
     ("src/cli/bisect.rs: run", 68),
-    ("src/cli/census.rs: run", 83),
+    ("src/cli/census.rs: run", 78),
     ("src/cli/host.rs: real_host", 68),
     ("src/config/profiles.rs: Profiles::parse", 68),
     ("src/harness/scheduler.rs: Harness::run_each", 65),
