@@ -15,9 +15,9 @@ use super::measure::{Measurement, PathRuns};
 use crate::model::Spread;
 
 /// The harness's window after a final SIGKILL nobody waits on.
-const LAST_WINDOW_MS: u64 = 2000;
+pub const LAST_WINDOW_MS: u64 = 2000;
 /// The capped wait of a host that walks away.
-const WALK_CAP_MS: u64 = 5000;
+pub const WALK_CAP_MS: u64 = 5000;
 
 /// One path's runs, summarised.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,7 +61,8 @@ pub struct Unmeasured {
     pub why: String,
 }
 
-fn merge_pipes(r: &RunReading) -> RunReading {
+/// stdin's EOF and stdout's end that are one close of the pipes, as one `close-pipes`.
+pub fn merge_pipes(r: &RunReading) -> RunReading {
     // stdin EOF and stdout unwritable are one close-pipes when they came within a few ms,
     // or when both came after the exit of the host that held both ends (its death closed
     // them at once; the recorder's two threads may only have woken apart, on a busy
@@ -317,8 +318,16 @@ fn command_of(leftover: &str) -> String {
         .next()
         .map(|p| p.rsplit('/').next().unwrap_or(p).to_string())
         .unwrap_or_default();
+    // A run's temporary directory differs from run to run: one daemon, however many runs.
+    let word = |w: &str| {
+        if w.contains("/mcp-shutdown-host-") {
+            "…".to_string()
+        } else {
+            w.to_string()
+        }
+    };
     std::iter::once(prog)
-        .chain(words.map(str::to_string))
+        .chain(words.map(word))
         .collect::<Vec<_>>()
         .join(" ")
 }

@@ -206,13 +206,14 @@ pub(super) fn wait_quiet(root: i32, min: Duration, cap: Duration) {
 }
 
 /// The processes of the run still alive after the host exited, other than the host, its
-/// terminal's shell and the recorder: its daemons.
+/// terminal (its shell, a tmux server) and the recorder: its daemons.
 fn daemons_left(l: &Launched, recorders: &[i32]) -> Vec<hostproc::Leftover> {
     let (host_pid, shell) = (l.host.pid(), l.host.spawned_pid());
+    let terminal = l.host.terminal_pids();
     hostproc::leftovers(&l.marker)
         .into_iter()
         .filter(|x| !recorders.contains(&x.pid) && x.pid != host_pid)
-        .filter(|x| x.pid != shell && x.ppid != shell)
+        .filter(|x| !terminal.contains(&x.pid) && x.ppid != shell)
         .collect()
 }
 

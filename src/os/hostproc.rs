@@ -52,6 +52,8 @@ pub struct HostProc {
     shell: i32,
     /// The tmux server's socket name, when the host runs in a tmux pane.
     tmux: Option<String>,
+    /// The tmux server's pid (the terminal, not the host's).
+    tmux_pid: Option<i32>,
     host_pid: i32,
     pidfd: Option<Pidfd>,
     terminal: Option<std::sync::mpsc::Sender<TermCmd>>,
@@ -182,6 +184,7 @@ impl HostProc {
                 child,
                 shell,
                 tmux: None,
+                tmux_pid: None,
                 host_pid,
                 pidfd: Pidfd::open(host_pid as u32).ok(),
                 terminal,
@@ -207,6 +210,7 @@ impl HostProc {
             child,
             shell: host_pid,
             tmux: None,
+            tmux_pid: None,
             host_pid,
             pidfd: Pidfd::open(host_pid as u32).ok(),
             terminal: None,
@@ -219,6 +223,11 @@ impl HostProc {
     /// The process spawned (the terminal's shell, or the host itself).
     pub fn spawned_pid(&self) -> i32 {
         self.shell
+    }
+
+    /// The terminal's own processes (its shell, a tmux server): never the host's daemons.
+    pub fn terminal_pids(&self) -> Vec<i32> {
+        std::iter::once(self.shell).chain(self.tmux_pid).collect()
     }
 
     /// The host's pid (not the shell's).
@@ -344,10 +353,15 @@ impl HostProc {
             ))
         })?;
         let host_pid = find_child(shell, Duration::from_secs(5)).unwrap_or(shell);
+        let tmux_pid = tmux(&sock, &["display", "-p", "#{pid}"])
+            .trim()
+            .parse()
+            .ok();
         Ok(Self {
             child,
             shell,
             tmux: Some(sock),
+            tmux_pid,
             host_pid,
             pidfd: Pidfd::open(host_pid as u32).ok(),
             terminal: None,

@@ -202,32 +202,53 @@ fn host_ladders_are_pinned_to_their_sources() {
             ],
         ),
         ("copilot-cli-sigterm", &[(Nothing, Process, 5_000)]),
-        // Measured (cline 3.0.65, 3 runs per path): its own ladder, ~255 ms then 2 s.
+        // Measured (cline 3.0.65, 3 runs per path, TUI in tmux): its own ladder, ~260 ms
+        // then 2 s, on a first run; with its hub up (every later run) the hub is the
+        // server's parent: the prompt's ladder comes from the hub, the TUI's quits send
+        // nothing.
+        (
+            "cline-cli",
+            &[
+                (CloseStdin, Process, 260),
+                (Sigterm, Process, 2008),
+                (Sigkill, Process, 2_000),
+            ],
+        ),
         (
             "cline-cli-prompt",
             &[
-                (CloseStdin, Process, 256),
-                (Sigterm, Process, 2_012),
+                (CloseStdin, Process, 260),
+                (Sigterm, Process, 2008),
                 (Sigkill, Process, 2_000),
             ],
         ),
         (
             "cline-cli-ctrl-c-twice",
             &[
-                (Sigint, Group, 17),
-                (Sigterm, Process, 2_006),
+                (CloseStdin, Process, 194),
+                (Sigint, Group, 93),
+                (Sigterm, Process, 2007),
                 (Sigkill, Process, 2_000),
             ],
         ),
         (
             "cline-cli-terminal-closed",
             &[
-                (Sighup, Group, 38),
-                (CloseStdin, Process, 255),
-                (Sigterm, Process, 2_002),
+                (Sighup, Group, 40),
+                (CloseStdin, Process, 259),
+                (Sigterm, Process, 2002),
                 (Sigkill, Process, 2_000),
             ],
         ),
+        (
+            "cline-cli-prompt-daemon-up",
+            &[
+                (CloseStdin, Process, 255),
+                (Sigterm, Process, 2004),
+                (Sigkill, Process, 2_000),
+            ],
+        ),
+        ("cline-cli-daemon-up", &[(Nothing, Process, 5_000)]),
         ("cline-cli-sigkill", &[(ClosePipes, Process, 5_000)]),
         // util::process::Child::kill: kill_descendant_tree + killpg SIGKILL, synchronously in Drop.
         ("zed", &[(Sigkill, Tree, 0), (CloseStdin, Process, 2_000)]),
