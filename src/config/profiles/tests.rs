@@ -356,3 +356,83 @@ fn host_plumbing_is_pinned_to_their_sources() {
         );
     }
 }
+
+/// One step as the book's table says it.
+fn step_words(s: &ProfileStep) -> String {
+    let act = match s.action {
+        ProfileAction::Nothing => "nothing",
+        ProfileAction::CloseStdin => "stdin closed",
+        ProfileAction::ClosePipes => "pipes closed",
+        ProfileAction::Sigterm => "SIGTERM",
+        ProfileAction::Sigint => "SIGINT",
+        ProfileAction::Sigkill => "SIGKILL",
+        ProfileAction::Sighup => "SIGHUP",
+    };
+    let to = match s.to {
+        Target::Process => "",
+        Target::Group => " to the group",
+        Target::Tree => " to the tree",
+        Target::Children => " to the children",
+    };
+    format!("{act}{to}")
+}
+
+/// The book's table of measured host profiles: each profile's release, quit paths, steps
+/// with their waits (the last, the harness's window or cap, left out), plumbing and walking
+/// away, from profiles.toml.
+fn measured_hosts_table(p: &Profiles) -> String {
+    let mut out = String::from(
+        "| profile | measured | quit paths | what the server gets | plumbing |\n|---|---|---|---|---|\n",
+    );
+    for h in p.hosts().filter(|h| h.basis == ProfileBasis::Measured) {
+        let Some(m) = &h.measured else { continue };
+        let steps = if h.alias_of.is_some() {
+            format!("as `close:{}`", h.alias_of.as_ref().unwrap())
+        } else {
+            let n = h.steps.len();
+            let mut words: Vec<String> = Vec::new();
+            for (i, s) in h.steps.iter().enumerate() {
+                words.push(step_words(s));
+                if i + 1 < n && s.wait_ms > 0 {
+                    words.push(format!("{} ms", s.wait_ms));
+                }
+            }
+            let mut w = words.join(", ");
+            if h.abandons {
+                w.push_str("; walks away");
+            }
+            w
+        };
+        let mut paths = m.triggers.join(", ");
+        if m.daemon_up {
+            paths.push_str(" (its daemon up)");
+        }
+        let plumbing = serde_json::to_value(h.plumbing).unwrap_or_default();
+        let mut plumb = format!(
+            "{}, {} group",
+            plumbing["stdio"].as_str().unwrap_or("?"),
+            plumbing["group"].as_str().unwrap_or("?")
+        );
+        if let Some(d) = &m.daemon {
+            plumb.push_str(&format!("; parent: `{d}`"));
+        }
+        out.push_str(&format!(
+            "| `close:{}` | {} {} ({}{}) | {paths} | {steps} | {plumb} |\n",
+            h.id,
+            m.package,
+            m.version,
+            m.date,
+            if m.reproduces { "" } else { ", spread" },
+        ));
+    }
+    out
+}
+
+#[test]
+fn the_books_measured_hosts_table_is_the_catalogues() {
+    crate::test_support::generated_block(
+        "docs/book/src/hosts-measured.md",
+        "measured-hosts",
+        &measured_hosts_table(&Profiles::bundled()),
+    );
+}
