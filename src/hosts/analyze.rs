@@ -266,7 +266,10 @@ fn deliveries(f: &RunFacts, host: &[i32]) -> Vec<Delivery> {
             (role @ ("server" | "child"), "signal") => {
                 let signo = e.raw["signo"].as_u64().unwrap_or(0);
                 let name = e.raw["name"].as_str().unwrap_or("?").to_ascii_lowercase();
-                let unseen_at_server = role == "child" && killed_before_it_could_log(f, e.t_ns);
+                // Not when the server logged it itself, later in the walk.
+                let unseen_at_server = role == "child"
+                    && killed_before_it_could_log(f, e.t_ns)
+                    && !server_after(ev, signo, e.t_ns);
                 let (child, grandchild) = if role == "server" {
                     (
                         walked_before(ev, "child", signo, e.t_ns),
@@ -275,12 +278,20 @@ fn deliveries(f: &RunFacts, host: &[i32]) -> Vec<Delivery> {
                 } else {
                     (None, None)
                 };
+                // A walk: the descendants took it first, from other senders (a `kill` per
+                // process), or so long before that it cannot be one signal.
+                let by = |t: u64| {
+                    ev.iter()
+                        .find(|x| x.t_ns == t && x.ev == "signal")
+                        .map(|x| x.raw["si_pid"].clone())
+                };
+                let own = e.raw["si_pid"].clone();
                 let walk_ms = [child, grandchild]
                     .into_iter()
                     .flatten()
                     .min()
-                    .map(|first| ms(first, e.t_ns))
-                    .filter(|&w| w > SAME_MS);
+                    .filter(|&first| ms(first, e.t_ns) > SAME_MS || by(first) != Some(own.clone()))
+                    .map(|first| ms(first, e.t_ns));
                 let to = if role == "server" || unseen_at_server {
                     match (
                         near(ev, "child", signo, e.t_ns) || (walk_ms.is_some() && child.is_some()),

@@ -386,8 +386,8 @@ fn measured_hosts_table(p: &Profiles) -> String {
     );
     for h in p.hosts().filter(|h| h.basis == ProfileBasis::Measured) {
         let Some(m) = &h.measured else { continue };
-        let steps = if h.alias_of.is_some() {
-            format!("as `close:{}`", h.alias_of.as_ref().unwrap())
+        let steps = if let Some(of) = &h.alias_of {
+            format!("as `close:{of}`")
         } else {
             let n = h.steps.len();
             let mut words: Vec<String> = Vec::new();
