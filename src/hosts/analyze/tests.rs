@@ -196,3 +196,33 @@ fn spread_and_tolerance() {
         .reproduces());
     assert!(Spread::try_from("1/2 ms".to_string()).is_err());
 }
+
+#[test]
+fn a_walk_faster_than_one_signal_is_told_by_its_senders() {
+    // Copilot CLI on a quiet machine: a `kill` per process, 5 ms apart, the server last and
+    // SIGKILLed 2 ms after its own SIGTERM: one walk, not a signal to the children first.
+    let term = |pid: i32| format!(",\"signo\":15,\"name\":\"SIGTERM\",\"si_pid\":{pid}");
+    let log = [
+        line(1, "server", 10, "start", ",\"ppid\":5,\"pgid\":4,\"sid\":3"),
+        line(100, "grandchild", 12, "signal", &term(21)),
+        line(105, "child", 11, "signal", &term(22)),
+        line(110, "server", 10, "signal", &term(23)),
+    ]
+    .join("\n");
+    let facts = RunFacts {
+        events: parse_log(&log),
+        host_pid: 5,
+        server_death_ns: Some(112_000_000),
+        ..Default::default()
+    };
+    let r = read_run(&facts);
+    assert_eq!(
+        shape(&r),
+        [
+            ("sigterm".into(), "tree".into()),
+            ("sigkill".into(), "process".into())
+        ]
+    );
+    assert_eq!(r.deliveries[0].walk_ms, Some(10.0));
+    assert!(!r.deliveries[0].unseen_at_server);
+}
