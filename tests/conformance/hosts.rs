@@ -220,6 +220,38 @@ fn copilot_cli_sends_sigterm_to_the_tree_then_sigkill_and_its_launcher_signalled
 }
 
 #[test]
+fn cline_s_hub_adopts_the_server_from_the_second_run_and_is_killed_afterwards() {
+    let Some(out) = measure(
+        "hosts::cline_s_hub_adopts_the_server",
+        "cline-cli",
+        &["prompt", "quit-command"],
+    ) else {
+        return;
+    };
+    // A first run: the server is cline's own child and every quit ends it.
+    assert_eq!(
+        steps_line(&out, "cline-cli"),
+        "{ do = \"close-stdin\" { do = \"sigterm\" { do = \"sigkill\"",
+        "{out}"
+    );
+    // With the hub the first run left up, the hub is the server's parent: the prompt's
+    // ladder comes from it, the TUI's quit sends nothing.
+    assert!(out.contains("(daemon up) #2"), "{out}");
+    assert_eq!(
+        steps_line(&out, "cline-cli-daemon-up"),
+        "{ do = \"nothing\"",
+        "{out}"
+    );
+    assert!(out.contains("daemon_up = true"), "{out}");
+    // The hub was killed by pid once the second runs were read.
+    assert_eq!(
+        pids_running("--cline-hub-daemon"),
+        Vec::<i32>::new(),
+        "{out}"
+    );
+}
+
+#[test]
 fn an_unknown_host_lists_the_known_ones() {
     let out = assert_cmd::Command::cargo_bin("mcp-shutdown")
         .unwrap()
