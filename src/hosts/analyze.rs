@@ -264,62 +264,80 @@ fn deliveries(f: &RunFacts, host: &[i32]) -> Vec<Delivery> {
             ("server", "stdin_eof") => out.push(pipe("close-stdin")),
             ("server", "stdout_unwritable") => out.push(pipe("stdout-closed")),
             (role @ ("server" | "child"), "signal") => {
-                let signo = e.raw["signo"].as_u64().unwrap_or(0);
-                let name = e.raw["name"].as_str().unwrap_or("?").to_ascii_lowercase();
-                // Not when the server logged it itself, later in the walk.
-                let unseen_at_server = role == "child"
-                    && killed_before_it_could_log(f, e.t_ns)
-                    && !server_after(ev, signo, e.t_ns);
-                let (child, grandchild) = if role == "server" {
-                    (
-                        walked_before(ev, "child", signo, e.t_ns),
-                        walked_before(ev, "grandchild", signo, e.t_ns),
-                    )
-                } else {
-                    (None, None)
-                };
-                // A walk: the descendants took it first, from other senders (a `kill` per
-                // process), or so long before that it cannot be one signal.
-                let by = |t: u64| {
-                    ev.iter()
-                        .find(|x| x.t_ns == t && x.ev == "signal")
-                        .map(|x| x.raw["si_pid"].clone())
-                };
-                let own = e.raw["si_pid"].clone();
-                let walk_ms = [child, grandchild]
-                    .into_iter()
-                    .flatten()
-                    .min()
-                    .filter(|&first| ms(first, e.t_ns) > SAME_MS || by(first) != Some(own.clone()))
-                    .map(|first| ms(first, e.t_ns));
-                let to = if role == "server" || unseen_at_server {
-                    match (
-                        near(ev, "child", signo, e.t_ns) || (walk_ms.is_some() && child.is_some()),
-                        near(ev, "grandchild", signo, e.t_ns)
-                            || (walk_ms.is_some() && grandchild.is_some()),
-                    ) {
-                        (_, true) => "tree",
-                        (true, false) => "group",
-                        _ => "process",
-                    }
-                } else if near(ev, "server", signo, e.t_ns) || server_after(ev, signo, e.t_ns) {
-                    continue;
-                } else {
-                    "children"
-                };
-                out.push(Delivery {
-                    action: name,
-                    to: to.into(),
-                    from: sender(e, host, daemon.as_ref()),
-                    at_ms: ms(t0, e.t_ns),
-                    unseen_at_server,
-                    walk_ms,
-                });
+                if let Some(d) = signal(f, host, daemon.as_ref(), role, e) {
+                    out.push(d);
+                }
             }
             _ => {}
         }
     }
     out
+}
+
+/// A signal the server or its child logged, with whom it reached (the server, its group,
+/// its tree, walked one process at a time, or only its children); `None` for the child's
+/// share of a signal the server took too.
+fn signal(
+    f: &RunFacts,
+    host: &[i32],
+    daemon: Option<&(i32, String)>,
+    role: &str,
+    e: &Event,
+) -> Option<Delivery> {
+    let ev = &f.events;
+    let signo = e.raw["signo"].as_u64().unwrap_or(0);
+    // Not when the server logged it itself, later in the walk.
+    let unseen_at_server = role == "child"
+        && killed_before_it_could_log(f, e.t_ns)
+        && !server_after(ev, signo, e.t_ns);
+    let (child, grandchild) = if role == "server" {
+        (
+            walked_before(ev, "child", signo, e.t_ns),
+            walked_before(ev, "grandchild", signo, e.t_ns),
+        )
+    } else {
+        (None, None)
+    };
+    let walk_ms = walk(ev, e, [child, grandchild]);
+    let to = if role == "server" || unseen_at_server {
+        match (
+            near(ev, "child", signo, e.t_ns) || (walk_ms.is_some() && child.is_some()),
+            near(ev, "grandchild", signo, e.t_ns) || (walk_ms.is_some() && grandchild.is_some()),
+        ) {
+            (_, true) => "tree",
+            (true, false) => "group",
+            _ => "process",
+        }
+    } else if near(ev, "server", signo, e.t_ns) || server_after(ev, signo, e.t_ns) {
+        return None;
+    } else {
+        "children"
+    };
+    Some(Delivery {
+        action: e.raw["name"].as_str().unwrap_or("?").to_ascii_lowercase(),
+        to: to.into(),
+        from: sender(e, host, daemon),
+        at_ms: ms(f.trigger_ns, e.t_ns),
+        unseen_at_server,
+        walk_ms,
+    })
+}
+
+/// A walk: the descendants took the server's signal first, from other senders (a `kill`
+/// per process), or so long before that it cannot be one signal. How long before.
+fn walk(ev: &[Event], e: &Event, descendants: [Option<u64>; 2]) -> Option<f64> {
+    let by = |t: u64| {
+        ev.iter()
+            .find(|x| x.t_ns == t && x.ev == "signal")
+            .map(|x| x.raw["si_pid"].clone())
+    };
+    let own = e.raw["si_pid"].clone();
+    descendants
+        .into_iter()
+        .flatten()
+        .min()
+        .filter(|&first| ms(first, e.t_ns) > SAME_MS || by(first) != Some(own.clone()))
+        .map(|first| ms(first, e.t_ns))
 }
 
 /// The server died unlogged (SIGKILLed) within [`SAME_MS`] of `t_ns`: a signal sent to it

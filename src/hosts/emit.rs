@@ -146,13 +146,6 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
     let mut senders: Vec<String> = first.deliveries.iter().map(|d| d.from.clone()).collect();
     senders.sort();
     senders.dedup();
-    let mut daemons: Vec<String> = p
-        .runs
-        .iter()
-        .flat_map(|r| r.daemons.iter().map(|d| command_of(d)))
-        .collect();
-    daemons.sort();
-    daemons.dedup();
     Ok(PathLadder {
         triggers: vec![p.trigger.clone()],
         shape,
@@ -161,7 +154,7 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
         waits,
         first: Spread::of(firsts),
         senders,
-        daemons,
+        daemons: daemons_of(p),
         repeats: readings.len(),
         shapes_differ: same.len() != readings.len(),
         runs: readings.len(),
@@ -175,6 +168,18 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
         same_with_daemon_up: Vec::new(),
         walk: walk(&same),
     })
+}
+
+/// What the path's runs left running, each command once.
+fn daemons_of(p: &PathRuns) -> Vec<String> {
+    let mut daemons: Vec<String> = p
+        .runs
+        .iter()
+        .flat_map(|r| r.daemons.iter().map(|d| command_of(d)))
+        .collect();
+    daemons.sort();
+    daemons.dedup();
+    daemons
 }
 
 /// The first signal that walked the tree, over the runs that show it.
@@ -461,23 +466,7 @@ fn notes(g: &PathLadder) -> Vec<String> {
             analyze::SAME_MS
         ));
     }
-    if let Some(d) = g.plumbing.via.strip_prefix("daemon:") {
-        notes.push(format!(
-            "The server's parent is the host's daemon ({d}), not the process the user quits."
-        ));
-    }
-    if g.daemon_up {
-        notes.push(
-            "Measured in a second session: the daemon a first run left was up in the same HOME, as a user's next session finds it; the daemon was killed by pid afterwards."
-                .into(),
-        );
-    }
-    if !g.same_with_daemon_up.is_empty() {
-        notes.push(format!(
-            "The same with the daemon a first run left up ({}).",
-            g.same_with_daemon_up.join(", ")
-        ));
-    }
+    notes.extend(daemon_notes(g));
     if let Some(w) = &g.walked_away {
         notes.push(format!("Walked away: {w}."));
     }
@@ -506,6 +495,29 @@ fn notes(g: &PathLadder) -> Vec<String> {
                 s
             ));
         }
+    }
+    notes
+}
+
+/// What the notes say of the host's daemon: the server's parent, a second session.
+fn daemon_notes(g: &PathLadder) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(d) = g.plumbing.via.strip_prefix("daemon:") {
+        notes.push(format!(
+            "The server's parent is the host's daemon ({d}), not the process the user quits."
+        ));
+    }
+    if g.daemon_up {
+        notes.push(
+            "Measured in a second session: the daemon a first run left was up in the same HOME, as a user's next session finds it; the daemon was killed by pid afterwards."
+                .into(),
+        );
+    }
+    if !g.same_with_daemon_up.is_empty() {
+        notes.push(format!(
+            "The same with the daemon a first run left up ({}).",
+            g.same_with_daemon_up.join(", ")
+        ));
     }
     notes
 }

@@ -4,7 +4,39 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::summarise;
-use crate::hosts::measure::Measurement;
+use crate::hosts::measure::{Measurement, PathRuns};
+
+/// One path of one release: plumbing, steps with their median waits, walking away.
+fn cell(p: &PathRuns) -> String {
+    let l = match summarise(p) {
+        Ok(l) => l,
+        Err(u) => return format!("not measured: {}", u.why),
+    };
+    let steps: Vec<String> = l
+        .shape
+        .iter()
+        .enumerate()
+        .map(|(i, (a, t))| match l.waits.get(i) {
+            Some((_, s)) => format!("{a}→{t} {:.0}ms", s.median_ms),
+            None => format!("{a}→{t}"),
+        })
+        .collect();
+    let mut c = format!(
+        "[{} {} {}] {}",
+        l.plumbing.stdio,
+        l.plumbing.group,
+        l.plumbing.via,
+        if steps.is_empty() {
+            "nothing".into()
+        } else {
+            steps.join(", ")
+        }
+    );
+    if l.walked_away.is_some() {
+        c.push_str(", walks away");
+    }
+    c
+}
 
 /// Which release changed a host's ladder or plumbing, path by path: versions oldest first.
 pub fn history(ms_: &[Measurement]) -> String {
@@ -12,35 +44,7 @@ pub fn history(ms_: &[Measurement]) -> String {
     let mut by_path: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
     for m in ms_ {
         for p in &m.paths {
-            let cell = match summarise(p) {
-                Ok(l) => {
-                    let steps: Vec<String> = l
-                        .shape
-                        .iter()
-                        .enumerate()
-                        .map(|(i, (a, t))| match l.waits.get(i) {
-                            Some((_, s)) => format!("{a}→{t} {:.0}ms", s.median_ms),
-                            None => format!("{a}→{t}"),
-                        })
-                        .collect();
-                    let mut c = format!(
-                        "[{} {} {}] {}",
-                        l.plumbing.stdio,
-                        l.plumbing.group,
-                        l.plumbing.via,
-                        if steps.is_empty() {
-                            "nothing".into()
-                        } else {
-                            steps.join(", ")
-                        }
-                    );
-                    if l.walked_away.is_some() {
-                        c.push_str(", walks away");
-                    }
-                    c
-                }
-                Err(u) => format!("not measured: {}", u.why),
-            };
+            let cell = cell(p);
             let key = if p.daemon_up {
                 format!("{} (daemon up)", p.trigger)
             } else {
