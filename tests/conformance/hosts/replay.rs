@@ -4,10 +4,10 @@
 //!
 //! From the measurement: the same triggers, the same steps to the same targets, every wait
 //! within the spread its repeats showed, walking away where the host walked away. From the
-//! replay: the recorder sees those steps, in that order, to those targets, none sooner than
-//! its wait (a timer never fires early; how much later a loaded machine lets it fire is not
-//! judged), killed by the ladder's SIGKILL exactly when the host's ladder ends in one, and
-//! left to the harness's cap where the host walked away.
+//! replay: the recorder sees those steps, in that order, to those targets; the harness took
+//! none sooner than its wait (a timer never fires early; how much later a loaded machine lets
+//! it fire is not judged); the recorder is killed by the ladder's SIGKILL exactly when the
+//! host's ladder ends in one, and left to the harness's cap where the host walked away.
 
 use std::path::{Path, PathBuf};
 
@@ -17,8 +17,8 @@ use mcp_shutdown_conformance::model::Stage;
 
 const MEASUREMENTS: &str = "conformance/measurements";
 
-/// A wait of the replay may come this much before its step's `wait_ms` (the harness stamps
-/// each step just before it acts; the recorder stamps what it took just after).
+/// A step of the replay may come this much before its wait is over (the harness's stamps
+/// are whole steps apart, its timer's own rounding).
 const EARLY_SLACK_MS: f64 = 5.0;
 
 /// Measured profiles whose measurement was made before measurements were stored: held
@@ -314,14 +314,17 @@ fn replay_drift(p: &toml::Value) -> Vec<String> {
         ));
         return out;
     }
-    for i in 1..seen.len() {
-        let gap = seen[i].2 - seen[i - 1].2;
-        let wait = logged[i - 1].wait_ms as f64;
-        if gap + EARLY_SLACK_MS < wait {
+    // The waits by the harness's own clock (the recorder logs a signal when it is
+    // scheduled, which a loaded machine delays): no step sooner than its wait.
+    let acted: Vec<f64> = r.steps.iter().map(|s| s.at_ms).collect();
+    let waits: Vec<u64> = steps.iter().map(|s| s.wait_ms).collect();
+    for i in 1..acted.len().min(waits.len()) {
+        let gap = acted[i] - acted[i - 1];
+        if gap + EARLY_SLACK_MS < waits[i - 1] as f64 {
             out.push(format!(
-                "{} came {gap:.0} ms after {}, before its {wait} ms",
-                seen[i].0,
-                seen[i - 1].0
+                "step {} came {gap:.0} ms after step {i}, before its {} ms",
+                i + 1,
+                waits[i - 1]
             ));
         }
     }
