@@ -67,6 +67,13 @@ pub mod internals {
     pub use crate::os::signals::signal_pid;
     pub use crate::rules::Catalogue;
 
+    /// Host measurements read and grouped into profiles (the replay test's side).
+    pub mod hosts {
+        pub use crate::hosts::analyze;
+        pub use crate::hosts::emit;
+        pub use crate::hosts::measure::Measurement;
+    }
+
     /// The paths (relative to the crate's root) of the suite the binary carries.
     pub fn embedded_paths() -> impl Iterator<Item = &'static str> {
         crate::harness::embedded::files().iter().map(|(p, _)| *p)

@@ -264,51 +264,80 @@ fn deliveries(f: &RunFacts, host: &[i32]) -> Vec<Delivery> {
             ("server", "stdin_eof") => out.push(pipe("close-stdin")),
             ("server", "stdout_unwritable") => out.push(pipe("stdout-closed")),
             (role @ ("server" | "child"), "signal") => {
-                let signo = e.raw["signo"].as_u64().unwrap_or(0);
-                let name = e.raw["name"].as_str().unwrap_or("?").to_ascii_lowercase();
-                let unseen_at_server = role == "child" && killed_before_it_could_log(f, e.t_ns);
-                let (child, grandchild) = if role == "server" {
-                    (
-                        walked_before(ev, "child", signo, e.t_ns),
-                        walked_before(ev, "grandchild", signo, e.t_ns),
-                    )
-                } else {
-                    (None, None)
-                };
-                let walk_ms = [child, grandchild]
-                    .into_iter()
-                    .flatten()
-                    .min()
-                    .map(|first| ms(first, e.t_ns))
-                    .filter(|&w| w > SAME_MS);
-                let to = if role == "server" || unseen_at_server {
-                    match (
-                        near(ev, "child", signo, e.t_ns) || (walk_ms.is_some() && child.is_some()),
-                        near(ev, "grandchild", signo, e.t_ns)
-                            || (walk_ms.is_some() && grandchild.is_some()),
-                    ) {
-                        (_, true) => "tree",
-                        (true, false) => "group",
-                        _ => "process",
-                    }
-                } else if near(ev, "server", signo, e.t_ns) || server_after(ev, signo, e.t_ns) {
-                    continue;
-                } else {
-                    "children"
-                };
-                out.push(Delivery {
-                    action: name,
-                    to: to.into(),
-                    from: sender(e, host, daemon.as_ref()),
-                    at_ms: ms(t0, e.t_ns),
-                    unseen_at_server,
-                    walk_ms,
-                });
+                if let Some(d) = signal(f, host, daemon.as_ref(), role, e) {
+                    out.push(d);
+                }
             }
             _ => {}
         }
     }
     out
+}
+
+/// A signal the server or its child logged, with whom it reached (the server, its group,
+/// its tree, walked one process at a time, or only its children); `None` for the child's
+/// share of a signal the server took too.
+fn signal(
+    f: &RunFacts,
+    host: &[i32],
+    daemon: Option<&(i32, String)>,
+    role: &str,
+    e: &Event,
+) -> Option<Delivery> {
+    let ev = &f.events;
+    let signo = e.raw["signo"].as_u64().unwrap_or(0);
+    // Not when the server logged it itself, later in the walk.
+    let unseen_at_server = role == "child"
+        && killed_before_it_could_log(f, e.t_ns)
+        && !server_after(ev, signo, e.t_ns);
+    let (child, grandchild) = if role == "server" {
+        (
+            walked_before(ev, "child", signo, e.t_ns),
+            walked_before(ev, "grandchild", signo, e.t_ns),
+        )
+    } else {
+        (None, None)
+    };
+    let walk_ms = walk(ev, e, [child, grandchild]);
+    let to = if role == "server" || unseen_at_server {
+        match (
+            near(ev, "child", signo, e.t_ns) || (walk_ms.is_some() && child.is_some()),
+            near(ev, "grandchild", signo, e.t_ns) || (walk_ms.is_some() && grandchild.is_some()),
+        ) {
+            (_, true) => "tree",
+            (true, false) => "group",
+            _ => "process",
+        }
+    } else if near(ev, "server", signo, e.t_ns) || server_after(ev, signo, e.t_ns) {
+        return None;
+    } else {
+        "children"
+    };
+    Some(Delivery {
+        action: e.raw["name"].as_str().unwrap_or("?").to_ascii_lowercase(),
+        to: to.into(),
+        from: sender(e, host, daemon),
+        at_ms: ms(f.trigger_ns, e.t_ns),
+        unseen_at_server,
+        walk_ms,
+    })
+}
+
+/// A walk: the descendants took the server's signal first, from other senders (a `kill`
+/// per process), or so long before that it cannot be one signal. How long before.
+fn walk(ev: &[Event], e: &Event, descendants: [Option<u64>; 2]) -> Option<f64> {
+    let by = |t: u64| {
+        ev.iter()
+            .find(|x| x.t_ns == t && x.ev == "signal")
+            .map(|x| x.raw["si_pid"].clone())
+    };
+    let own = e.raw["si_pid"].clone();
+    descendants
+        .into_iter()
+        .flatten()
+        .min()
+        .filter(|&first| ms(first, e.t_ns) > SAME_MS || by(first) != Some(own.clone()))
+        .map(|first| ms(first, e.t_ns))
 }
 
 /// The server died unlogged (SIGKILLed) within [`SAME_MS`] of `t_ns`: a signal sent to it
@@ -404,202 +433,4 @@ pub fn shape(r: &RunReading) -> Vec<(String, String)> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::Spread;
-
-    fn line(t_ms: u64, role: &str, pid: i32, ev: &str, extra: &str) -> String {
-        format!(
-            "{{\"t_ns\":{},\"role\":\"{role}\",\"pid\":{pid},\"ev\":\"{ev}\"{extra}}}",
-            t_ms * 1_000_000
-        )
-    }
-
-    #[test]
-    fn a_signal_the_child_also_gets_went_to_the_group_and_an_unlogged_death_is_a_sigkill() {
-        let log = [
-            line(
-                1,
-                "server",
-                10,
-                "start",
-                ",\"ppid\":5,\"pgid\":4,\"sid\":3,\"stdin\":\"socket\",\"tty_nr\":0",
-            ),
-            line(
-                100,
-                "server",
-                10,
-                "signal",
-                ",\"signo\":2,\"name\":\"SIGINT\",\"si_pid\":5",
-            ),
-            line(
-                101,
-                "child",
-                11,
-                "signal",
-                ",\"signo\":2,\"name\":\"SIGINT\",\"si_pid\":5",
-            ),
-            line(
-                200,
-                "server",
-                10,
-                "signal",
-                ",\"signo\":15,\"name\":\"SIGTERM\",\"si_pid\":5",
-            ),
-        ]
-        .join("\n");
-        let facts = RunFacts {
-            events: parse_log(&log),
-            host_pid: 5,
-            trigger_ns: 50_000_000,
-            server_death_ns: Some(400_000_000),
-            ..Default::default()
-        };
-        let r = read_run(&facts);
-        assert_eq!(
-            shape(&r),
-            [
-                ("sigint".into(), "group".into()),
-                ("sigterm".into(), "process".into()),
-                ("sigkill".into(), "process".into())
-            ]
-        );
-        assert_eq!(r.plumbing.stdio, "socketpair");
-        assert_eq!(r.plumbing.group, "host");
-        assert_eq!(r.plumbing.via, "direct");
-        assert!(r.walked_away.is_none());
-        assert_eq!(r.deliveries[0].at_ms, 50.0);
-    }
-
-    #[test]
-    fn a_signal_the_server_was_killed_before_taking_counts_as_reaching_it() {
-        // Copilot CLI on a loaded machine: SIGTERM to the tree, SIGKILL 2 ms later, and the
-        // server never ran between them; its child and grandchild logged the SIGTERM.
-        let term = ",\"signo\":15,\"name\":\"SIGTERM\",\"si_pid\":7";
-        let log = |server_lives: bool| {
-            let mut l = vec![
-                line(1, "server", 10, "start", ",\"ppid\":5,\"pgid\":4,\"sid\":3"),
-                line(151, "child", 11, "signal", term),
-                line(152, "grandchild", 12, "signal", term),
-            ];
-            if server_lives {
-                l.push(line(400, "server", 10, "stdin_eof", ""));
-            }
-            l.join("\n")
-        };
-        let facts = |server_lives: bool, death_ms: u64| RunFacts {
-            events: parse_log(&log(server_lives)),
-            host_pid: 5,
-            server_death_ns: Some(death_ms * 1_000_000),
-            ..Default::default()
-        };
-        let killed = read_run(&facts(false, 153));
-        assert_eq!(
-            shape(&killed),
-            [
-                ("sigterm".into(), "tree".into()),
-                ("sigkill".into(), "process".into())
-            ]
-        );
-        assert!(killed.deliveries[0].unseen_at_server);
-        // A server that lived on past the signal without logging it was not sent it.
-        let spared = read_run(&facts(true, 900));
-        assert_eq!(spared.deliveries[0].to, "children");
-        assert!(!spared.deliveries[0].unseen_at_server);
-    }
-
-    #[test]
-    fn a_signal_sent_one_process_at_a_time_the_server_last_is_one_walk_of_the_tree() {
-        // GitHub Copilot CLI: `kill -s TERM` per descendant, deepest first, then the server.
-        let term = |pid: i32| format!(",\"signo\":15,\"name\":\"SIGTERM\",\"si_pid\":{pid}");
-        let log = [
-            line(1, "server", 10, "start", ",\"ppid\":5,\"pgid\":4,\"sid\":3"),
-            line(100, "grandchild", 12, "signal", &term(21)),
-            line(112, "child", 11, "signal", &term(22)),
-            line(160, "server", 10, "signal", &term(23)),
-        ]
-        .join("\n");
-        let facts = RunFacts {
-            events: parse_log(&log),
-            host_pid: 5,
-            server_death_ns: Some(163_000_000),
-            ..Default::default()
-        };
-        let r = read_run(&facts);
-        assert_eq!(
-            shape(&r),
-            [
-                ("sigterm".into(), "tree".into()),
-                ("sigkill".into(), "process".into())
-            ]
-        );
-        assert_eq!(r.deliveries[0].at_ms, 160.0);
-        assert_eq!(r.deliveries[0].walk_ms, Some(60.0));
-    }
-
-    #[test]
-    fn a_death_comes_after_what_the_server_logged_at_once_before_it() {
-        // Copilot CLI's `-p`: SIGTERM, then SIGKILL ~1.5 ms later (the death is stamped
-        // when the pidfd reads, the signal when the recorder logged it).
-        let log = [
-            line(1, "server", 10, "start", ",\"ppid\":5,\"pgid\":4,\"sid\":3"),
-            line(
-                354,
-                "server",
-                10,
-                "signal",
-                ",\"signo\":15,\"name\":\"SIGTERM\",\"si_pid\":5",
-            ),
-        ]
-        .join("\n");
-        let facts = RunFacts {
-            events: parse_log(&log),
-            host_pid: 5,
-            trigger_ns: 0,
-            server_death_ns: Some(355_000_000),
-            ..Default::default()
-        };
-        let r = read_run(&facts);
-        assert_eq!(
-            shape(&r),
-            [
-                ("sigterm".into(), "process".into()),
-                ("sigkill".into(), "process".into())
-            ]
-        );
-    }
-
-    #[test]
-    fn a_server_under_another_parent_that_lives_on_was_kept_by_a_daemon() {
-        let log = line(
-            1,
-            "server",
-            10,
-            "start",
-            ",\"ppid\":7,\"parent_comm\":\"codex\",\"pgid\":10,\"sid\":3,\"stdin\":\"fifo\"",
-        );
-        let facts = RunFacts {
-            events: parse_log(&log),
-            host_pid: 5,
-            walk_window_s: 3.0,
-            ..Default::default()
-        };
-        let r = read_run(&facts);
-        assert_eq!(r.plumbing.via, "daemon:codex");
-        assert_eq!(r.plumbing.group, "own");
-        assert!(r.walked_away.unwrap().contains("daemon"));
-    }
-
-    #[test]
-    fn spread_and_tolerance() {
-        let s = Spread::of(vec![100.0, 130.0, 90.0]).unwrap();
-        assert_eq!((s.min_ms, s.median_ms, s.max_ms), (90.0, 100.0, 130.0));
-        assert!(s.reproduces());
-        assert_eq!(s.to_string(), "90/100/130 ms");
-        assert_eq!(Spread::try_from(s.to_string()), Ok(s));
-        assert!(!Spread::of(vec![100.0, 2000.0, 2500.0])
-            .unwrap()
-            .reproduces());
-        assert!(Spread::try_from("1/2 ms".to_string()).is_err());
-    }
-}
+mod tests;

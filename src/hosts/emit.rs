@@ -7,7 +7,6 @@
 //! repeats, with min/median/max kept next to them; a spread wider than ±50 ms or ±10 %
 //! is said.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::analyze::{self, RunReading};
@@ -15,9 +14,9 @@ use super::measure::{Measurement, PathRuns};
 use crate::model::Spread;
 
 /// The harness's window after a final SIGKILL nobody waits on.
-const LAST_WINDOW_MS: u64 = 2000;
+pub const LAST_WINDOW_MS: u64 = 2000;
 /// The capped wait of a host that walks away.
-const WALK_CAP_MS: u64 = 5000;
+pub const WALK_CAP_MS: u64 = 5000;
 
 /// One path's runs, summarised.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,7 +60,8 @@ pub struct Unmeasured {
     pub why: String,
 }
 
-fn merge_pipes(r: &RunReading) -> RunReading {
+/// stdin's EOF and stdout's end that are one close of the pipes, as one `close-pipes`.
+pub fn merge_pipes(r: &RunReading) -> RunReading {
     // stdin EOF and stdout unwritable are one close-pipes when they came within a few ms,
     // or when both came after the exit of the host that held both ends (its death closed
     // them at once; the recorder's two threads may only have woken apart, on a busy
@@ -146,13 +146,6 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
     let mut senders: Vec<String> = first.deliveries.iter().map(|d| d.from.clone()).collect();
     senders.sort();
     senders.dedup();
-    let mut daemons: Vec<String> = p
-        .runs
-        .iter()
-        .flat_map(|r| r.daemons.iter().map(|d| command_of(d)))
-        .collect();
-    daemons.sort();
-    daemons.dedup();
     Ok(PathLadder {
         triggers: vec![p.trigger.clone()],
         shape,
@@ -161,7 +154,7 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
         waits,
         first: Spread::of(firsts),
         senders,
-        daemons,
+        daemons: daemons_of(p),
         repeats: readings.len(),
         shapes_differ: same.len() != readings.len(),
         runs: readings.len(),
@@ -175,6 +168,18 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
         same_with_daemon_up: Vec::new(),
         walk: walk(&same),
     })
+}
+
+/// What the path's runs left running, each command once.
+fn daemons_of(p: &PathRuns) -> Vec<String> {
+    let mut daemons: Vec<String> = p
+        .runs
+        .iter()
+        .flat_map(|r| r.daemons.iter().map(|d| command_of(d)))
+        .collect();
+    daemons.sort();
+    daemons.dedup();
+    daemons
 }
 
 /// The first signal that walked the tree, over the runs that show it.
@@ -317,8 +322,16 @@ fn command_of(leftover: &str) -> String {
         .next()
         .map(|p| p.rsplit('/').next().unwrap_or(p).to_string())
         .unwrap_or_default();
+    // A run's temporary directory differs from run to run: one daemon, however many runs.
+    let word = |w: &str| {
+        if w.contains("/mcp-shutdown-host-") {
+            "…".to_string()
+        } else {
+            w.to_string()
+        }
+    };
     std::iter::once(prog)
-        .chain(words.map(str::to_string))
+        .chain(words.map(word))
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -453,23 +466,7 @@ fn notes(g: &PathLadder) -> Vec<String> {
             analyze::SAME_MS
         ));
     }
-    if let Some(d) = g.plumbing.via.strip_prefix("daemon:") {
-        notes.push(format!(
-            "The server's parent is the host's daemon ({d}), not the process the user quits."
-        ));
-    }
-    if g.daemon_up {
-        notes.push(
-            "Measured in a second session: the daemon a first run left was up in the same HOME, as a user's next session finds it; the daemon was killed by pid afterwards."
-                .into(),
-        );
-    }
-    if !g.same_with_daemon_up.is_empty() {
-        notes.push(format!(
-            "The same with the daemon a first run left up ({}).",
-            g.same_with_daemon_up.join(", ")
-        ));
-    }
+    notes.extend(daemon_notes(g));
     if let Some(w) = &g.walked_away {
         notes.push(format!("Walked away: {w}."));
     }
@@ -498,6 +495,29 @@ fn notes(g: &PathLadder) -> Vec<String> {
                 s
             ));
         }
+    }
+    notes
+}
+
+/// What the notes say of the host's daemon: the server's parent, a second session.
+fn daemon_notes(g: &PathLadder) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(d) = g.plumbing.via.strip_prefix("daemon:") {
+        notes.push(format!(
+            "The server's parent is the host's daemon ({d}), not the process the user quits."
+        ));
+    }
+    if g.daemon_up {
+        notes.push(
+            "Measured in a second session: the daemon a first run left was up in the same HOME, as a user's next session finds it; the daemon was killed by pid afterwards."
+                .into(),
+        );
+    }
+    if !g.same_with_daemon_up.is_empty() {
+        notes.push(format!(
+            "The same with the daemon a first run left up ({}).",
+            g.same_with_daemon_up.join(", ")
+        ));
     }
     notes
 }
@@ -535,77 +555,8 @@ fn steps_toml(g: &PathLadder) -> String {
     out
 }
 
-/// Which release changed a host's ladder or plumbing, path by path: versions oldest first.
-pub fn history(ms_: &[Measurement]) -> String {
-    let mut out = String::new();
-    let mut by_path: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    for m in ms_ {
-        for p in &m.paths {
-            let cell = match summarise(p) {
-                Ok(l) => {
-                    let steps: Vec<String> = l
-                        .shape
-                        .iter()
-                        .enumerate()
-                        .map(|(i, (a, t))| match l.waits.get(i) {
-                            Some((_, s)) => format!("{a}→{t} {:.0}ms", s.median_ms),
-                            None => format!("{a}→{t}"),
-                        })
-                        .collect();
-                    let mut c = format!(
-                        "[{} {} {}] {}",
-                        l.plumbing.stdio,
-                        l.plumbing.group,
-                        l.plumbing.via,
-                        if steps.is_empty() {
-                            "nothing".into()
-                        } else {
-                            steps.join(", ")
-                        }
-                    );
-                    if l.walked_away.is_some() {
-                        c.push_str(", walks away");
-                    }
-                    c
-                }
-                Err(u) => format!("not measured: {}", u.why),
-            };
-            let key = if p.daemon_up {
-                format!("{} (daemon up)", p.trigger)
-            } else {
-                p.trigger.clone()
-            };
-            by_path
-                .entry(key)
-                .or_default()
-                .push((m.version.clone(), cell));
-        }
-    }
-    let host = ms_.first().map(|m| m.host.as_str()).unwrap_or("?");
-    let _ = writeln!(
-        out,
-        "{host}: ladder and plumbing per release (oldest first)"
-    );
-    for (trigger, cells) in by_path {
-        let _ = writeln!(out, "\n{trigger}:");
-        let mut last: Option<String> = None;
-        for (v, c) in cells {
-            let shape_only = |s: &str| {
-                s.split(", ")
-                    .map(|x| x.split(' ').next().unwrap_or(""))
-                    .collect::<Vec<_>>()
-                    .join(",")
-            };
-            let changed = last
-                .as_deref()
-                .is_some_and(|l| shape_only(l) != shape_only(&c));
-            let mark = if changed { "  ← changed" } else { "" };
-            let _ = writeln!(out, "  {v:>12}  {c}{mark}");
-            last = Some(c);
-        }
-    }
-    out
-}
+mod history;
+pub use history::history;
 
 #[cfg(test)]
 mod tests;

@@ -30,7 +30,7 @@ pub const WALK_WINDOW: Duration = Duration::from_secs(3);
 const SETTLE: Duration = Duration::from_millis(500);
 
 /// One run of one path.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Run {
     pub reading: Option<RunReading>,
     /// Why there is no reading (never started the server, did not quit, ...).
@@ -206,14 +206,19 @@ pub(super) fn wait_quiet(root: i32, min: Duration, cap: Duration) {
 }
 
 /// The processes of the run still alive after the host exited, other than the host, its
-/// terminal's shell and the recorder: its daemons.
+/// terminal (its shell, a tmux server) and the recorder: its daemons.
 fn daemons_left(l: &Launched, recorders: &[i32]) -> Vec<hostproc::Leftover> {
     let (host_pid, shell) = (l.host.pid(), l.host.spawned_pid());
+    let terminal = l.host.terminal_pids();
     hostproc::leftovers(&l.marker)
         .into_iter()
         .filter(|x| !recorders.contains(&x.pid) && x.pid != host_pid)
-        .filter(|x| x.pid != shell && x.ppid != shell)
+        .filter(|x| !terminal.contains(&x.pid) && x.ppid != shell)
         .collect()
+}
+
+fn describe(x: &hostproc::Leftover) -> String {
+    format!("pid {} (parent {}): {}", x.pid, x.ppid, x.cmdline)
 }
 
 fn one_run(
@@ -230,11 +235,7 @@ fn one_run(
         Home::Shared(dir) => launch_in(spec, exe, path, server, api, dir)?,
     };
     let host_pid = l.host.pid();
-    let mut run = Run {
-        reading: None,
-        failure: None,
-        daemons: Vec::new(),
-    };
+    let mut run = Run::default();
     let started = wait_for(&l.log, START_LIMIT, |ev| {
         ev.iter().any(|e| e.role == "server" && e.ev == "tree")
     });
@@ -263,17 +264,9 @@ fn one_run(
     std::thread::sleep(Duration::from_millis(60));
     let take = |rx: &DeathWatch| rx.as_ref().and_then(|r| r.try_recv().ok());
     let (child_death, grand_death) = (take(&wc), take(&wg));
-    // Counted from the host's exit: after a walk-away window the parent has had its time.
-    let parent_outlived_host = host_exit_ns.is_some_and(|exit| {
-        let since = Duration::from_nanos(crate::os::mono_ns().saturating_sub(exit));
-        rec.parent
-            .is_some_and(|p| p != host_pid && alive_after(p, PARENT_SETTLE.saturating_sub(since)))
-    });
+    let parent_outlived_host = outlived(rec.parent, host_pid, host_exit_ns);
     let left = daemons_left(&l, &recorder_pids);
-    run.daemons = left
-        .iter()
-        .map(|x| format!("pid {} (parent {}): {}", x.pid, x.ppid, x.cmdline))
-        .collect();
+    run.daemons = left.iter().map(describe).collect();
     let mut events = read_events(&l.log);
     if matches!(path.drive, Drive::OneShot(_)) {
         // A one-shot command's quit is its own: timed from the server's last reply.
@@ -300,25 +293,34 @@ fn one_run(
     if run.failure.is_none() {
         run.reading = Some(analyze::read_run(&facts));
     }
-    // A daemon that detached itself (leads a session of its own) is what a user's next
-    // session finds: kept up for the second runs when asked.
+    let kept = clean_up(&mut l, &left, &recorder_pids, home);
+    Ok((run, kept))
+}
+
+/// Kills what the run left, by pid, but a daemon that detached itself (leads a session of
+/// its own: what a user's next session finds), which is kept up, with its HOME, when the
+/// second runs are to use it.
+fn clean_up(
+    l: &mut Launched,
+    left: &[hostproc::Leftover],
+    recorders: &[i32],
+    home: Home,
+) -> Option<Kept> {
     let detached: Vec<i32> = left
         .iter()
         .filter(|x| x.sid == x.pid)
         .map(|x| x.pid)
         .collect();
-    let keep = matches!(home, Home::Fresh { keep_daemons: true }) && !detached.is_empty();
-    if !keep {
-        let _ = hostproc::kill_all(&l.marker, &recorder_pids);
-        return Ok((run, None));
+    if !matches!(home, Home::Fresh { keep_daemons: true }) || detached.is_empty() {
+        let _ = hostproc::kill_all(&l.marker, recorders);
+        return None;
     }
-    let _ = hostproc::kill_all_but(&l.marker, &recorder_pids, &detached);
+    let _ = hostproc::kill_all_but(&l.marker, recorders, &detached);
     let daemons = l.host.spare(&detached);
-    let kept = l.dir.take().map(|dir| Kept {
+    l.dir.take().map(|dir| Kept {
         _daemons: daemons,
         dir,
-    });
-    Ok((run, kept))
+    })
 }
 
 /// Measures one installed release.
@@ -337,55 +339,22 @@ pub fn measure(
         if !opts.only.is_empty() && !opts.only.iter().any(|o| o == path.trigger) {
             continue;
         }
-        let run = |i: u32, home: Home, progress: &mut dyn FnMut(&str)| {
+        let one = |i: u32, home: Home, progress: &mut dyn FnMut(&str)| {
             let (run, kept) = one_run(spec, exe, path, &api, opts, home)?;
             let state = if matches!(home, Home::Shared(_)) {
                 " (daemon up)"
             } else {
                 ""
             };
+            let (id, trigger) = (spec.id, path.trigger);
             progress(&format!(
-                "{}@{version} {}{state} #{}: {}",
-                spec.id,
-                path.trigger,
+                "{id}@{version} {trigger}{state} #{}: {}",
                 i + 1,
                 summary(&run)
             ));
             Ok::<_, HostError>((run, kept))
         };
-        let repeats = opts.repeats.max(1);
-        let mut runs = Vec::new();
-        let mut kept = None;
-        for i in 0..repeats {
-            let last = i + 1 == repeats;
-            let (r, k) = run(i, Home::Fresh { keep_daemons: last }, progress)?;
-            kept = k;
-            let stop = r
-                .failure
-                .as_deref()
-                .is_some_and(|f| f.starts_with("not measurable"));
-            runs.push(r);
-            if stop {
-                break;
-            }
-        }
-        paths.push(PathRuns {
-            trigger: path.trigger.to_string(),
-            runs,
-            daemon_up: false,
-        });
-        // The second session: the daemon the last run left is up in its HOME.
-        if let Some(k) = kept {
-            let mut runs = Vec::new();
-            for i in 0..repeats {
-                runs.push(run(i, Home::Shared(k.dir.path()), progress)?.0);
-            }
-            paths.push(PathRuns {
-                trigger: path.trigger.to_string(),
-                runs,
-                daemon_up: true,
-            });
-        }
+        paths.extend(path_runs(path, opts.repeats.max(1), progress, &one)?);
     }
     Ok(Measurement {
         host: spec.id.to_string(),
@@ -397,6 +366,52 @@ pub fn measure(
         wall_ms: started.elapsed().as_millis() as u64,
         installed,
     })
+}
+
+type OneRun<'a> =
+    dyn Fn(u32, Home, &mut dyn FnMut(&str)) -> Result<(Run, Option<Kept>), HostError> + 'a;
+
+/// One path's runs: the first runs, and, when the last of them left a daemon up, the
+/// second runs in its HOME (a user's next session).
+fn path_runs(
+    path: &QuitPath,
+    repeats: u32,
+    progress: &mut dyn FnMut(&str),
+    one: &OneRun,
+) -> Result<Vec<PathRuns>, HostError> {
+    let mut runs = Vec::new();
+    let mut kept = None;
+    for i in 0..repeats {
+        let last = i + 1 == repeats;
+        let (r, k) = one(i, Home::Fresh { keep_daemons: last }, progress)?;
+        kept = k;
+        let stop = r
+            .failure
+            .as_deref()
+            .is_some_and(|f| f.starts_with("not measurable"));
+        runs.push(r);
+        if stop {
+            break;
+        }
+    }
+    let trigger = path.trigger.to_string();
+    let mut out = vec![PathRuns {
+        trigger: trigger.clone(),
+        runs,
+        daemon_up: false,
+    }];
+    if let Some(k) = kept {
+        let mut runs = Vec::new();
+        for i in 0..repeats {
+            runs.push(one(i, Home::Shared(k.dir.path()), progress)?.0);
+        }
+        out.push(PathRuns {
+            trigger,
+            runs,
+            daemon_up: true,
+        });
+    }
+    Ok(out)
 }
 
 /// One line for a run.
@@ -431,6 +446,15 @@ pub fn summary(run: &Run) -> String {
 /// launcher's native binary that got the terminal's hang-up too) is not the host's daemon:
 /// one still alive this long after the host exited is.
 const PARENT_SETTLE: Duration = Duration::from_secs(1);
+
+/// Whether the server's parent, when it is not the host, outlived the host's exit (counted
+/// from it: after a walk-away window the parent has had its time).
+fn outlived(parent: Option<i32>, host_pid: i32, host_exit_ns: Option<u64>) -> bool {
+    host_exit_ns.is_some_and(|exit| {
+        let since = Duration::from_nanos(crate::os::mono_ns().saturating_sub(exit));
+        parent.is_some_and(|p| p != host_pid && alive_after(p, PARENT_SETTLE.saturating_sub(since)))
+    })
+}
 
 /// Whether `pid` is still alive (not a zombie) `window` from now.
 fn alive_after(pid: i32, window: Duration) -> bool {

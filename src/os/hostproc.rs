@@ -52,6 +52,8 @@ pub struct HostProc {
     shell: i32,
     /// The tmux server's socket name, when the host runs in a tmux pane.
     tmux: Option<String>,
+    /// The tmux server's pid (the terminal, not the host's).
+    tmux_pid: Option<i32>,
     host_pid: i32,
     pidfd: Option<Pidfd>,
     terminal: Option<std::sync::mpsc::Sender<TermCmd>>,
@@ -147,48 +149,7 @@ impl HostProc {
             .env(MARKER_ENV, l.marker)
             .current_dir(l.cwd);
         if pty {
-            let ws = winsize();
-            let pty = nix::pty::openpty(Some(&ws), None)?;
-            let slave_fd = pty.slave.as_raw_fd();
-            nix::fcntl::fcntl(
-                &pty.master,
-                nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
-            )?;
-            let (a, b, c) = (
-                pty.slave.try_clone()?,
-                pty.slave.try_clone()?,
-                pty.slave.try_clone()?,
-            );
-            cmd.stdin(Stdio::from(a))
-                .stdout(Stdio::from(b))
-                .stderr(Stdio::from(c));
-            // SAFETY: setsid and ioctl(TIOCSCTTY) are async-signal-safe.
-            unsafe {
-                cmd.pre_exec(move || {
-                    nix::unistd::setsid()?;
-                    if libc::ioctl(slave_fd, libc::TIOCSCTTY as _, 0) != 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    Ok(())
-                });
-            }
-            let child = spawn_unless_interrupted(&mut cmd, l.marker)?;
-            drop(pty.slave);
-            let shell = child.id() as i32;
-            let host_pid = find_child(shell, Duration::from_secs(5)).unwrap_or(shell);
-            let screen = Arc::new(Mutex::new(Vec::new()));
-            let terminal = Some(run_terminal(pty.master, screen.clone()));
-            return Ok(Self {
-                child,
-                shell,
-                tmux: None,
-                host_pid,
-                pidfd: Pidfd::open(host_pid as u32).ok(),
-                terminal,
-                screen,
-                marker: l.marker.to_string(),
-                spared: Vec::new(),
-            });
+            return Self::in_pty(cmd, l);
         }
         // Its output is kept as its "screen": what a one-shot command printed says why it
         // stalled (a prompt for credentials, an error from the model API).
@@ -207,6 +168,7 @@ impl HostProc {
             child,
             shell: host_pid,
             tmux: None,
+            tmux_pid: None,
             host_pid,
             pidfd: Pidfd::open(host_pid as u32).ok(),
             terminal: None,
@@ -219,6 +181,11 @@ impl HostProc {
     /// The process spawned (the terminal's shell, or the host itself).
     pub fn spawned_pid(&self) -> i32 {
         self.shell
+    }
+
+    /// The terminal's own processes (its shell, a tmux server): never the host's daemons.
+    pub fn terminal_pids(&self) -> Vec<i32> {
+        std::iter::once(self.shell).chain(self.tmux_pid).collect()
     }
 
     /// The host's pid (not the shell's).
@@ -301,6 +268,54 @@ fn tmux(sock: &str, args: &[&str]) -> String {
 }
 
 impl HostProc {
+    /// The host as its pseudo-terminal's foreground job: `cmd` (the shell) leads the
+    /// session with the pty as its controlling terminal.
+    fn in_pty(mut cmd: Command, l: &Launch) -> std::io::Result<Self> {
+        let ws = winsize();
+        let pty = nix::pty::openpty(Some(&ws), None)?;
+        let slave_fd = pty.slave.as_raw_fd();
+        nix::fcntl::fcntl(
+            &pty.master,
+            nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
+        )?;
+        let (a, b, c) = (
+            pty.slave.try_clone()?,
+            pty.slave.try_clone()?,
+            pty.slave.try_clone()?,
+        );
+        cmd.stdin(Stdio::from(a))
+            .stdout(Stdio::from(b))
+            .stderr(Stdio::from(c));
+        // SAFETY: setsid and ioctl(TIOCSCTTY) are async-signal-safe.
+        unsafe {
+            cmd.pre_exec(move || {
+                nix::unistd::setsid()?;
+                if libc::ioctl(slave_fd, libc::TIOCSCTTY as _, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = spawn_unless_interrupted(&mut cmd, l.marker)?;
+        drop(pty.slave);
+        let shell = child.id() as i32;
+        let host_pid = find_child(shell, Duration::from_secs(5)).unwrap_or(shell);
+        let screen = Arc::new(Mutex::new(Vec::new()));
+        let terminal = Some(run_terminal(pty.master, screen.clone()));
+        Ok(Self {
+            child,
+            shell,
+            tmux: None,
+            tmux_pid: None,
+            host_pid,
+            pidfd: Pidfd::open(host_pid as u32).ok(),
+            terminal,
+            screen,
+            marker: l.marker.to_string(),
+            spared: Vec::new(),
+        })
+    }
+
     /// The host in a tmux pane of a server of its own (its socket named by the marker, its
     /// configuration empty but the terminal type, which stays the plain terminal's), the
     /// pane's shell as in [`HostProc::spawn`]'s pseudo-terminal.
@@ -344,10 +359,15 @@ impl HostProc {
             ))
         })?;
         let host_pid = find_child(shell, Duration::from_secs(5)).unwrap_or(shell);
+        let tmux_pid = tmux(&sock, &["display", "-p", "#{pid}"])
+            .trim()
+            .parse()
+            .ok();
         Ok(Self {
             child,
             shell,
             tmux: Some(sock),
+            tmux_pid,
             host_pid,
             pidfd: Pidfd::open(host_pid as u32).ok(),
             terminal: None,

@@ -142,15 +142,15 @@ fn host_ladders_are_pinned_to_their_sources() {
             &[(CloseStdin, Process, 2_021), (ClosePipes, Process, 5_000)],
         ),
         // Measured (opencode 1.18.33, 3 runs per path): the SDK ladder, its first SIGTERM
-        // to the server's children alone, cut short by its exit ~5.5 s after the quit on
-        // the other paths.
+        // to the server's children alone, cut short by its exit ~5.5 s after the quit,
+        // which races its SIGKILL: replayed as the walk-away.
         (
             "opencode",
             &[
                 (Sigterm, Children, 1),
                 (CloseStdin, Process, 2_143),
                 (Sigterm, Process, 2_002),
-                (Sigkill, Process, 2_000),
+                (ClosePipes, Process, 5_000),
             ],
         ),
         (
@@ -202,32 +202,53 @@ fn host_ladders_are_pinned_to_their_sources() {
             ],
         ),
         ("copilot-cli-sigterm", &[(Nothing, Process, 5_000)]),
-        // Measured (cline 3.0.65, 3 runs per path): its own ladder, ~255 ms then 2 s.
+        // Measured (cline 3.0.65, 3 runs per path, TUI in tmux): its own ladder, ~260 ms
+        // then 2 s, on a first run; with its hub up (every later run) the hub is the
+        // server's parent: the prompt's ladder comes from the hub, the TUI's quits send
+        // nothing.
+        (
+            "cline-cli",
+            &[
+                (CloseStdin, Process, 260),
+                (Sigterm, Process, 2008),
+                (Sigkill, Process, 2_000),
+            ],
+        ),
         (
             "cline-cli-prompt",
             &[
-                (CloseStdin, Process, 256),
-                (Sigterm, Process, 2_012),
+                (CloseStdin, Process, 260),
+                (Sigterm, Process, 2008),
                 (Sigkill, Process, 2_000),
             ],
         ),
         (
             "cline-cli-ctrl-c-twice",
             &[
-                (Sigint, Group, 17),
-                (Sigterm, Process, 2_006),
+                (CloseStdin, Process, 194),
+                (Sigint, Group, 93),
+                (Sigterm, Process, 2007),
                 (Sigkill, Process, 2_000),
             ],
         ),
         (
             "cline-cli-terminal-closed",
             &[
-                (Sighup, Group, 38),
-                (CloseStdin, Process, 255),
-                (Sigterm, Process, 2_002),
+                (Sighup, Group, 40),
+                (CloseStdin, Process, 259),
+                (Sigterm, Process, 2002),
                 (Sigkill, Process, 2_000),
             ],
         ),
+        (
+            "cline-cli-prompt-daemon-up",
+            &[
+                (CloseStdin, Process, 255),
+                (Sigterm, Process, 2004),
+                (Sigkill, Process, 2_000),
+            ],
+        ),
+        ("cline-cli-daemon-up", &[(Nothing, Process, 5_000)]),
         ("cline-cli-sigkill", &[(ClosePipes, Process, 5_000)]),
         // util::process::Child::kill: kill_descendant_tree + killpg SIGKILL, synchronously in Drop.
         ("zed", &[(Sigkill, Tree, 0), (CloseStdin, Process, 2_000)]),
@@ -334,4 +355,84 @@ fn host_plumbing_is_pinned_to_their_sources() {
             "{walks_away}"
         );
     }
+}
+
+/// One step as the book's table says it.
+fn step_words(s: &ProfileStep) -> String {
+    let act = match s.action {
+        ProfileAction::Nothing => "nothing",
+        ProfileAction::CloseStdin => "stdin closed",
+        ProfileAction::ClosePipes => "pipes closed",
+        ProfileAction::Sigterm => "SIGTERM",
+        ProfileAction::Sigint => "SIGINT",
+        ProfileAction::Sigkill => "SIGKILL",
+        ProfileAction::Sighup => "SIGHUP",
+    };
+    let to = match s.to {
+        Target::Process => "",
+        Target::Group => " to the group",
+        Target::Tree => " to the tree",
+        Target::Children => " to the children",
+    };
+    format!("{act}{to}")
+}
+
+/// The book's table of measured host profiles: each profile's release, quit paths, steps
+/// with their waits (the last, the harness's window or cap, left out), plumbing and walking
+/// away, from profiles.toml.
+fn measured_hosts_table(p: &Profiles) -> String {
+    let mut out = String::from(
+        "| profile | measured | quit paths | what the server gets | plumbing |\n|---|---|---|---|---|\n",
+    );
+    for h in p.hosts().filter(|h| h.basis == ProfileBasis::Measured) {
+        let Some(m) = &h.measured else { continue };
+        let steps = if let Some(of) = &h.alias_of {
+            format!("as `close:{of}`")
+        } else {
+            let n = h.steps.len();
+            let mut words: Vec<String> = Vec::new();
+            for (i, s) in h.steps.iter().enumerate() {
+                words.push(step_words(s));
+                if i + 1 < n && s.wait_ms > 0 {
+                    words.push(format!("{} ms", s.wait_ms));
+                }
+            }
+            let mut w = words.join(", ");
+            if h.abandons {
+                w.push_str("; walks away");
+            }
+            w
+        };
+        let mut paths = m.triggers.join(", ");
+        if m.daemon_up {
+            paths.push_str(" (its daemon up)");
+        }
+        let plumbing = serde_json::to_value(h.plumbing).unwrap_or_default();
+        let mut plumb = format!(
+            "{}, {} group",
+            plumbing["stdio"].as_str().unwrap_or("?"),
+            plumbing["group"].as_str().unwrap_or("?")
+        );
+        if let Some(d) = &m.daemon {
+            plumb.push_str(&format!("; parent: `{d}`"));
+        }
+        out.push_str(&format!(
+            "| `close:{}` | {} {} ({}{}) | {paths} | {steps} | {plumb} |\n",
+            h.id,
+            m.package,
+            m.version,
+            m.date,
+            if m.reproduces { "" } else { ", spread" },
+        ));
+    }
+    out
+}
+
+#[test]
+fn the_books_measured_hosts_table_is_the_catalogues() {
+    crate::test_support::generated_block(
+        "docs/book/src/hosts-measured.md",
+        "measured-hosts",
+        &measured_hosts_table(&Profiles::bundled()),
+    );
 }
