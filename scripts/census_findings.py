@@ -172,6 +172,26 @@ def rule_counts(report, judged):
     return lines
 
 
+def not_testable(cases):
+    """Servers none of whose cases could be judged, by whose the reason is (the owner)."""
+    why = {}
+    for c in cases:
+        nt = c.get("not_testable")
+        why.setdefault(c["server"], set()).add((nt.get("owner"), nt["reason"]) if nt else None)
+    by = {}
+    for server, reasons in why.items():
+        if None not in reasons and len(reasons) == 1:
+            (owner, reason), = reasons
+            by.setdefault((owner, reason), []).append(server)
+    if not by:
+        return []
+    label = {"needs-credentials": "refused placeholder credentials",
+             "launch-not-in-package": "the listing's launch command is not in the package"}
+    parts = [f"{len(v)}: {label.get(reason, reason)} (owner: {owner or '?'})"
+             for (owner, reason), v in sorted(by.items())]
+    return [f"- **Not testable**: {'; '.join(parts)}."]
+
+
 def paragraph(report):
     cases = report["results"]
     servers = sorted({c["server"] for c in cases})
@@ -179,6 +199,7 @@ def paragraph(report):
     ran = sorted({c["server"] for c in judged})
     lines = [f"Census: {machine_line(report, cases)}.", ""]
     lines.append(f"- **{len(ran)} of {len(servers)} servers ran** and were judged.")
+    lines += not_testable(cases)
     close = [c for c in judged if c["scenario"] == CLOSE and not c.get("error")]
     if close:
         eof, sigterm, other, flakies, rerun = [], [], [], [], []
