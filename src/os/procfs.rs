@@ -267,8 +267,8 @@ pub struct TreeReading {
     pub queued_ns: u64,
     /// A thread is running, runnable, or in uninterruptible (disk) sleep right now.
     pub busy: bool,
-    /// A thread is runnable and neither ran nor had a wait reported since the last sample:
-    /// it is waiting for a CPU, and the kernel adds that wait to its run-queue time only
+    /// A thread is runnable and neither ran nor had a wait reported since the last sample
+    /// (or is runnable and seen for the first time): it is waiting for a CPU, and the kernel adds that wait to its run-queue time only
     /// when it gets one. Until then the tree's own time reads too high.
     pub stalled: bool,
 }
@@ -306,7 +306,9 @@ impl TreeSampler {
                 let state = task_state(p, t);
                 if let Some(v) = task_schedstat(p, t) {
                     let before = self.last.insert(t, v);
-                    stalled = stalled || (state == Some('R') && before == Some(v));
+                    // A thread first seen runnable may not have run yet: its wait is
+                    // reported only when it does.
+                    stalled = stalled || (state == Some('R') && before.is_none_or(|b| b == v));
                 }
                 busy = busy || matches!(state, Some('R' | 'D'));
             }

@@ -275,7 +275,15 @@ impl Ladder {
                 .stalled
                 .then_some(Duration::from_millis(CONFIRM_MS));
         }
-        Some(Duration::from_millis(SLICE_MS.min(left_ms).max(1)))
+        // The last slice before the wait is over is at most CONFIRM_MS long: a thread that
+        // ran in it and has waited for a CPU since reads as stalled only on the sample after,
+        // so a longer last slice would hide up to a slice of its queueing from the decision.
+        let slice = if left_ms > CONFIRM_MS {
+            SLICE_MS.min(left_ms - CONFIRM_MS)
+        } else {
+            left_ms
+        };
+        Some(Duration::from_millis(slice.max(1)))
     }
 
     fn next_slice(&mut self, now_ns: u64) -> Vec<Command> {

@@ -323,3 +323,27 @@ fn a_launch_origin_times_from_the_launch() {
     assert_eq!((e.stage, e.exit_ms), (Stage::Eof, Some(500.0)));
     assert_eq!(e.steps[0].at_ms, 300.0);
 }
+
+/// The sample that ends a wait comes at most CONFIRM_MS after the one before it, so a thread
+/// that ran and then waited for a CPU before the decision reads as stalled at it.
+#[test]
+fn the_last_slice_of_a_wait_is_short_enough_to_see_a_thread_left_waiting() {
+    let (seen, e) = simulate(spec_ladder(), Some(2010), 0, 0);
+    assert_eq!(e.stage, Stage::Sigterm);
+    let term = seen
+        .iter()
+        .position(|c| matches!(c, Command::Perform(Action::Signal { .. })))
+        .unwrap();
+    let last_wait = seen[..term]
+        .iter()
+        .rev()
+        .find_map(|c| match c {
+            Command::Wait(d) => Some(*d),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        last_wait <= Duration::from_millis(CONFIRM_MS),
+        "{last_wait:?}"
+    );
+}
