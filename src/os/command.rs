@@ -83,6 +83,10 @@ where
 /// Spawns `cmd` in a process group of its own, killed as a whole on the process's interrupt;
 /// after the interrupt nothing starts (an `Interrupted` error).
 fn spawn_tracked(cmd: &mut Command) -> std::io::Result<(Child, super::interrupt::Tracked)> {
+    // Whatever process spawns it (the CLI, or the suite in-process under `cargo test`), a
+    // signal to that process must take the group with it: its own group is not the
+    // terminal's, so Ctrl-C or a SIGTERM to the test binary alone would leave it running.
+    super::interrupt::install();
     if super::interrupt::requested() {
         return Err(super::interrupt::refused());
     }

@@ -30,7 +30,9 @@ fn lock<T>(m: &'static Mutex<T>) -> MutexGuard<'static, T> {
 }
 
 /// Handles SIGINT, SIGTERM and SIGHUP from now on (once per process; later calls do nothing).
-/// Only for user-facing commands: the supervisor and the stand-in client handle their own.
+/// For user-facing commands and any process that runs installs and setups (the suite
+/// in-process under `cargo test`, see [`super::command`]): the supervisor and the stand-in
+/// client handle their own.
 pub fn install() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
