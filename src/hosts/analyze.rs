@@ -17,8 +17,11 @@ pub const SAME_MS: f64 = 30.0;
 
 /// A signal sent one process at a time (GitHub Copilot CLI runs a `kill` per descendant,
 /// deepest first, the server last) reaches the descendants up to this long before the
-/// server: one walk of the tree, not a signal to the children of its own.
-pub const WALK_MS: f64 = 150.0;
+/// server, with nothing else reaching the server in between: one walk of the tree, not a
+/// signal to the children of its own. Idle, a walk takes 2-40 ms; a `kill` process per
+/// descendant can take hundreds under load, and a host that signals the children alone
+/// waits for them before its next step, which bounds the walk first.
+pub const WALK_MS: f64 = 1000.0;
 
 /// One recorder log line, the fields the analysis reads.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -28,6 +31,15 @@ pub struct Event {
     pub pid: i32,
     pub ev: String,
     pub raw: Value,
+}
+
+impl Event {
+    /// How long the logging thread waited for a CPU while it waited for this signal (the
+    /// recorder's `queued_ns`): a signal logged late on a busy machine was sent up to this
+    /// long before its line.
+    fn queued_ms(&self) -> f64 {
+        self.raw["queued_ns"].as_u64().unwrap_or(0) as f64 / 1e6
+    }
 }
 
 pub fn parse_log(text: &str) -> Vec<Event> {
@@ -118,33 +130,48 @@ fn first<'a>(events: &'a [Event], role: &str, ev: &str) -> Option<&'a Event> {
     events.iter().find(|e| e.role == role && e.ev == ev)
 }
 
-/// When `role` logged `signo` in the [`WALK_MS`] before `t` (earliest first).
+/// Something reaching the server: a signal, or one of its pipes closing.
+fn at_server(e: &Event) -> bool {
+    e.role == "server" && matches!(e.ev.as_str(), "signal" | "stdin_eof" | "stdout_unwritable")
+}
+
+/// When `role` logged `signo` in the [`WALK_MS`] before `t` and after the last thing that
+/// reached the server before `t` (earliest first).
 fn walked_before(events: &[Event], role: &str, signo: u64, t: u64) -> Option<u64> {
+    let since = events
+        .iter()
+        .filter(|e| at_server(e) && e.t_ns < t)
+        .map(|e| e.t_ns)
+        .max();
     events
         .iter()
         .filter(|e| e.role == role && e.ev == "signal" && e.raw["signo"].as_u64() == Some(signo))
         .map(|e| e.t_ns)
-        .filter(|&x| x < t && ms(x, t) <= WALK_MS)
+        .filter(|&x| x < t && ms(x, t) <= WALK_MS && since.is_none_or(|s| x > s))
         .min()
 }
 
-/// Whether the server logged `signo` in the [`WALK_MS`] after `t`.
+/// Whether the server logged `signo` in the [`WALK_MS`] after `t`, with nothing else
+/// reaching it in between.
 fn server_after(events: &[Event], signo: u64, t: u64) -> bool {
-    events.iter().any(|e| {
-        e.role == "server"
-            && e.ev == "signal"
-            && e.raw["signo"].as_u64() == Some(signo)
-            && e.t_ns >= t
-            && ms(t, e.t_ns) <= WALK_MS
+    let next = events
+        .iter()
+        .filter(|e| at_server(e) && e.t_ns >= t)
+        .min_by_key(|e| e.t_ns);
+    next.is_some_and(|e| {
+        e.ev == "signal" && e.raw["signo"].as_u64() == Some(signo) && ms(t, e.t_ns) <= WALK_MS
     })
 }
 
-fn near(events: &[Event], role: &str, signo: u64, t: u64) -> bool {
+/// Whether `role` logged `signo` within [`SAME_MS`] of `at`, give or take the time either
+/// line waited for a CPU.
+fn near(events: &[Event], role: &str, signo: u64, at: &Event) -> bool {
+    let t = at.t_ns;
     events.iter().any(|e| {
         e.role == role
             && e.ev == "signal"
             && e.raw["signo"].as_u64() == Some(signo)
-            && ms(t.min(e.t_ns), t.max(e.t_ns)) <= SAME_MS
+            && ms(t.min(e.t_ns), t.max(e.t_ns)) <= SAME_MS + e.queued_ms() + at.queued_ms()
     })
 }
 
@@ -287,9 +314,8 @@ fn signal(
     let ev = &f.events;
     let signo = e.raw["signo"].as_u64().unwrap_or(0);
     // Not when the server logged it itself, later in the walk.
-    let unseen_at_server = role == "child"
-        && killed_before_it_could_log(f, e.t_ns)
-        && !server_after(ev, signo, e.t_ns);
+    let unseen_at_server =
+        role == "child" && killed_before_it_could_log(f, e) && !server_after(ev, signo, e.t_ns);
     let (child, grandchild) = if role == "server" {
         (
             walked_before(ev, "child", signo, e.t_ns),
@@ -301,14 +327,14 @@ fn signal(
     let walk_ms = walk(ev, e, [child, grandchild]);
     let to = if role == "server" || unseen_at_server {
         match (
-            near(ev, "child", signo, e.t_ns) || (walk_ms.is_some() && child.is_some()),
-            near(ev, "grandchild", signo, e.t_ns) || (walk_ms.is_some() && grandchild.is_some()),
+            near(ev, "child", signo, e) || (walk_ms.is_some() && child.is_some()),
+            near(ev, "grandchild", signo, e) || (walk_ms.is_some() && grandchild.is_some()),
         ) {
             (_, true) => "tree",
             (true, false) => "group",
             _ => "process",
         }
-    } else if near(ev, "server", signo, e.t_ns) || server_after(ev, signo, e.t_ns) {
+    } else if near(ev, "server", signo, e) || server_after(ev, signo, e.t_ns) {
         return None;
     } else {
         "children"
@@ -317,7 +343,15 @@ fn signal(
         action: e.raw["name"].as_str().unwrap_or("?").to_ascii_lowercase(),
         to: to.into(),
         from: sender(e, host, daemon),
-        at_ms: ms(f.trigger_ns, e.t_ns),
+        // Taken for the server's, it reached the server before its death, however late the
+        // child logged it.
+        at_ms: ms(
+            f.trigger_ns,
+            match (unseen_at_server, f.server_death_ns) {
+                (true, Some(d)) => e.t_ns.min(d),
+                _ => e.t_ns,
+            },
+        ),
         unseen_at_server,
         walk_ms,
     })
@@ -340,12 +374,14 @@ fn walk(ev: &[Event], e: &Event, descendants: [Option<u64>; 2]) -> Option<f64> {
         .map(|first| ms(first, e.t_ns))
 }
 
-/// The server died unlogged (SIGKILLed) within [`SAME_MS`] of `t_ns`: a signal sent to it
-/// then may still have been pending, unlogged, when the SIGKILL came.
-fn killed_before_it_could_log(f: &RunFacts, t_ns: u64) -> bool {
+/// The server died unlogged (SIGKILLed) within [`SAME_MS`] of the child's line `e` (give
+/// or take the time that line waited for a CPU): a signal sent to it then may still have
+/// been pending, unlogged, when the SIGKILL came.
+fn killed_before_it_could_log(f: &RunFacts, e: &Event) -> bool {
+    let t_ns = e.t_ns;
     first(&f.events, "server", "lifetime").is_none()
         && f.server_death_ns
-            .is_some_and(|d| ms(t_ns.min(d), t_ns.max(d)) <= SAME_MS)
+            .is_some_and(|d| ms(t_ns.min(d), t_ns.max(d)) <= SAME_MS + e.queued_ms())
 }
 
 /// A death the recorder did not log is a SIGKILL: to its group or tree when its child or

@@ -33,7 +33,7 @@ pub struct PathLadder {
     pub daemons: Vec<String>,
     pub repeats: usize,
     /// The repeats disagreed on the ladder's shape (then the shape most runs showed is
-    /// given, the earliest run's on a tie).
+    /// given; on a tie the longer, then the earliest run's).
     pub shapes_differ: bool,
     /// Runs read, over every trigger of the group.
     pub runs: usize,
@@ -107,10 +107,12 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
         });
     }
     // The shape most runs showed: one odd run (a race in the host) does not name the path.
+    // On a tie, the longer: a recorder SIGKILLed a few ms after a signal may die before it
+    // logs that signal, but no run logs a signal that was never sent.
     let shapes: Vec<_> = readings.iter().map(analyze::shape).collect();
     let count = |s: &Vec<(String, String)>| shapes.iter().filter(|x| *x == s).count();
     let pick = (0..shapes.len())
-        .max_by_key(|&i| (count(&shapes[i]), std::cmp::Reverse(i)))
+        .max_by_key(|&i| (count(&shapes[i]), shapes[i].len(), std::cmp::Reverse(i)))
         .unwrap_or(0);
     let first = &readings[pick];
     let shape = shapes[pick].clone();

@@ -226,3 +226,67 @@ fn a_walk_faster_than_one_signal_is_told_by_its_senders() {
     assert_eq!(r.deliveries[0].walk_ms, Some(10.0));
     assert!(!r.deliveries[0].unseen_at_server);
 }
+
+#[test]
+fn a_walk_slowed_by_load_is_still_one_walk_but_not_across_another_step() {
+    // Each `kill` of Copilot's walk is a process of its own: under load the descendants'
+    // SIGTERMs come hundreds of ms before the server's.
+    let term = |pid: i32| format!(",\"signo\":15,\"name\":\"SIGTERM\",\"si_pid\":{pid}");
+    let run = |between: bool| {
+        let mut log = vec![
+            line(1, "server", 10, "start", ",\"ppid\":5,\"pgid\":4,\"sid\":3"),
+            line(100, "grandchild", 12, "signal", &term(21)),
+            line(380, "child", 11, "signal", &term(22)),
+            line(620, "server", 10, "signal", &term(23)),
+        ];
+        if between {
+            // A close in between: the children's SIGTERM was a step of its own.
+            log.push(line(500, "server", 10, "stdin_eof", ""));
+        }
+        read_run(&RunFacts {
+            events: parse_log(&log.join("\n")),
+            host_pid: 5,
+            server_death_ns: Some(623_000_000),
+            ..Default::default()
+        })
+    };
+    let walk = run(false);
+    assert_eq!(walk.deliveries[0].to, "tree");
+    assert_eq!(walk.deliveries[0].walk_ms, Some(520.0));
+    let steps = run(true);
+    assert_eq!(
+        shape(&steps),
+        [
+            ("sigterm".into(), "children".into()),
+            ("close-stdin".into(), "process".into()),
+            ("sigterm".into(), "process".into()),
+            ("sigkill".into(), "process".into())
+        ]
+    );
+}
+
+#[test]
+fn a_child_that_waited_for_a_cpu_widens_the_window_by_its_wait() {
+    // The child's line came 48 ms after the SIGKILL, 45 ms of it waiting for a CPU: the
+    // SIGTERM reached it before the server died, so it was the server's too.
+    let term = ",\"signo\":15,\"name\":\"SIGTERM\",\"si_pid\":7,\"queued_ns\":45000000";
+    let log = [
+        line(1, "server", 10, "start", ",\"ppid\":5,\"pgid\":4,\"sid\":3"),
+        line(301, "child", 11, "signal", term),
+    ]
+    .join("\n");
+    let r = read_run(&RunFacts {
+        events: parse_log(&log),
+        host_pid: 5,
+        server_death_ns: Some(253_000_000),
+        ..Default::default()
+    });
+    assert_eq!(
+        shape(&r),
+        [
+            ("sigterm".into(), "group".into()),
+            ("sigkill".into(), "process".into())
+        ]
+    );
+    assert_eq!(r.deliveries[0].at_ms, 253.0);
+}

@@ -211,3 +211,32 @@ fn a_daemon_that_adopts_the_server_gets_a_daemon_up_profile_and_one_that_does_no
         "{note}"
     );
 }
+
+#[test]
+fn on_a_tie_the_run_that_saw_more_names_the_path() {
+    // The first run's recorder died to the SIGKILL 2 ms after the SIGTERM, before logging it.
+    let lost = run(&[("sigkill", 102.0)], false, false);
+    let seen = run(&[("sigterm", 100.0), ("sigkill", 102.0)], false, false);
+    let m = Measurement {
+        host: "copilot-cli".into(),
+        package: "@github/copilot".into(),
+        version: "1.0.0".into(),
+        date: "2026-12-06".into(),
+        repeats: 2,
+        paths: vec![PathRuns {
+            daemon_up: false,
+            trigger: "quit-command".into(),
+            runs: vec![lost, seen],
+        }],
+        wall_ms: 0,
+        installed: false,
+    };
+    let parsed: toml::Value = toml::from_str(&profiles_toml(&m, "copilot-cli")).unwrap();
+    let steps: Vec<&str> = parsed["profile"][0]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["do"].as_str().unwrap())
+        .collect();
+    assert_eq!(steps, ["sigterm", "sigkill"]);
+}
