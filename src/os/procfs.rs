@@ -265,6 +265,11 @@ pub struct TreeReading {
     pub cpu_ns: u64,
     /// Time those threads spent runnable but waiting for a CPU, nanoseconds.
     pub queued_ns: u64,
+    /// Per sample, the longest any one thread's reported wait for a CPU grew, summed over
+    /// the samples: how long the tree was held back, counted once however many of its
+    /// threads (a JVM's, a launcher and its server) waited side by side. The sum above
+    /// counts each, and outgrows the wall clock.
+    pub held_ns: u64,
     /// A thread is running, runnable, or in uninterruptible (disk) sleep right now.
     pub busy: bool,
     /// A thread is runnable and neither ran nor had a wait reported since the last sample
@@ -281,6 +286,7 @@ pub struct TreeReading {
 pub struct TreeSampler {
     root: i32,
     last: std::collections::HashMap<i32, (u64, u64)>,
+    held_ns: u64,
 }
 
 impl TreeSampler {
@@ -288,6 +294,7 @@ impl TreeSampler {
         Self {
             root,
             last: std::collections::HashMap::new(),
+            held_ns: 0,
         }
     }
 
@@ -296,6 +303,7 @@ impl TreeSampler {
         let mut pending = vec![self.root];
         let mut seen: Vec<i32> = Vec::new();
         let (mut busy, mut stalled) = (false, false);
+        let mut longest = 0;
         while let Some(p) = pending.pop() {
             if seen.contains(&p) {
                 continue;
@@ -306,6 +314,7 @@ impl TreeSampler {
                 let state = task_state(p, t);
                 if let Some(v) = task_schedstat(p, t) {
                     let before = self.last.insert(t, v);
+                    longest = longest.max(v.1.saturating_sub(before.map_or(0, |b| b.1)));
                     // A thread first seen runnable may not have run yet: its wait is
                     // reported only when it does.
                     stalled = stalled || (state == Some('R') && before.is_none_or(|b| b == v));
@@ -318,9 +327,11 @@ impl TreeSampler {
             .last
             .values()
             .fold((0, 0), |(c, q), (tc, tq)| (c + tc, q + tq));
+        self.held_ns += longest;
         TreeReading {
             cpu_ns,
             queued_ns,
+            held_ns: self.held_ns,
             busy,
             stalled,
         }
@@ -428,6 +439,12 @@ mod tests {
         let _hog = CpuHog::start();
         let threads = queueing_of(std::process::Command::new("python3").args(["-c", THREADS]));
         assert!(threads.queued_ns > 0, "threads: {threads:?}");
+        // Held back is counted once for threads that wait side by side: never more than
+        // their sum.
+        assert!(
+            threads.held_ns > 0 && threads.held_ns <= threads.queued_ns,
+            "threads: {threads:?}"
+        );
         let script = format!("python3 -c '{THREADS}'; exit 0");
         let launched = queueing_of(std::process::Command::new("sh").args(["-c", &script]));
         assert!(launched.queued_ns > 0, "launcher: {launched:?}");

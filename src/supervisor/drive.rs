@@ -95,6 +95,7 @@ fn sampled(sampler: &mut TreeSampler) -> Event {
         now_ns: mono_ns(),
         cpu_ns: r.cpu_ns,
         queued_ns: r.queued_ns,
+        held_ns: r.held_ns,
         busy: r.busy,
         stalled: r.stalled,
     })

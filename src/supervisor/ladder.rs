@@ -58,6 +58,10 @@ pub struct TreeSample {
     pub cpu_ns: u64,
     /// Cumulative time those threads spent runnable but waiting for a CPU.
     pub queued_ns: u64,
+    /// Cumulative time the tree was held back waiting for a CPU, counted once however many
+    /// of its threads waited at a time (`procfs::TreeReading::held_ns`): what own time
+    /// leaves out.
+    pub held_ns: u64,
     /// Some thread is running, runnable or in uninterruptible (disk) sleep right now.
     pub busy: bool,
     /// Some thread waits for a CPU and the kernel has not reported that wait yet (see
@@ -111,7 +115,7 @@ struct Clocks {
     /// Time the tree sat idle so far.
     idle_ns: u64,
     /// The tree's cumulative run-queue time when the wait started.
-    queued_from_ns: u64,
+    held_from_ns: u64,
 }
 
 /// The state of one ladder.
@@ -129,7 +133,7 @@ pub struct Ladder {
     clocks: Clocks,
     /// The last sample, and the first (the run-queue time is counted from there).
     last: TreeSample,
-    first_queued_ns: Option<u64>,
+    first_held_ns: Option<u64>,
 }
 
 impl Ladder {
@@ -147,7 +151,7 @@ impl Ladder {
             token: true,
             clocks: Clocks::default(),
             last: TreeSample::default(),
-            first_queued_ns: None,
+            first_held_ns: None,
         }
     }
 
@@ -187,10 +191,7 @@ impl Ladder {
 
     /// Records the own and run-queue time of the wait that just ended on its step.
     fn close_window(&mut self) {
-        let queued = self
-            .last
-            .queued_ns
-            .saturating_sub(self.clocks.queued_from_ns);
+        let queued = self.last.held_ns.saturating_sub(self.clocks.held_from_ns);
         if let Some(r) = self.records.last_mut() {
             r.own_ms = Some(self.clocks.own_ns as f64 / 1e6);
             r.runqueue_ms = Some(queued as f64 / 1e6);
@@ -206,8 +207,8 @@ impl Ladder {
         self.free(&mut out);
         let runqueue_ns = self
             .last
-            .queued_ns
-            .saturating_sub(self.first_queued_ns.unwrap_or(self.last.queued_ns));
+            .held_ns
+            .saturating_sub(self.first_held_ns.unwrap_or(self.last.held_ns));
         let ended = match exit_ns {
             Some(at) => {
                 let origin = self.origin.unwrap_or(at);
@@ -306,8 +307,9 @@ impl Ladder {
         let wall = s.now_ns.saturating_sub(self.last.now_ns);
         let cpu = s.cpu_ns.saturating_sub(self.last.cpu_ns);
         let queued = s.queued_ns.saturating_sub(self.last.queued_ns);
+        let held = s.held_ns.saturating_sub(self.last.held_ns);
         let c = &mut self.clocks;
-        c.own_ns = own_after(c.own_ns, wall, queued);
+        c.own_ns = own_after(c.own_ns, wall, held);
         let idle = idle_slice(wall, cpu, queued, s.busy);
         if idle {
             c.idle_ns += wall;
@@ -323,7 +325,7 @@ impl Ladder {
             (_, Event::Exited { at_ns }) => self.finish(Some(at_ns)),
             (Phase::Before, Event::Sampled(s)) => {
                 self.last = s;
-                self.first_queued_ns.get_or_insert(s.queued_ns);
+                self.first_held_ns.get_or_insert(s.held_ns);
                 self.phase = Phase::Acting;
                 vec![Command::Perform(self.steps[self.i].action)]
             }
@@ -335,7 +337,7 @@ impl Ladder {
                 ));
                 self.clocks = Clocks {
                     started_ns: at_ns,
-                    queued_from_ns: self.last.queued_ns,
+                    held_from_ns: self.last.held_ns,
                     ..Clocks::default()
                 };
                 self.last.now_ns = at_ns;
@@ -365,7 +367,7 @@ pub fn idle_slice(wall_ns: u64, cpu_ns: u64, queued_ns: u64, busy: bool) -> bool
 }
 
 /// The server's own time in a wait after one more slice of `wall_ns` in which its tree
-/// reported `queued_ns` of run-queue time.
+/// was reported held back `queued_ns` waiting for a CPU.
 ///
 /// The kernel adds a thread's wait for a CPU to its `schedstat` only when the thread gets
 /// the CPU (`sched_info_arrive`): on a loaded machine a slice spent waiting reads as no

@@ -168,7 +168,7 @@ impl<'a> OwnTime<'a> {
             last_ns: now,
             last,
             last_bytes: stdout_bytes(record),
-            own_ns: ladder::own_after(0, wall, last.queued_ns),
+            own_ns: ladder::own_after(0, wall, last.held_ns),
         }
     }
 }
@@ -184,10 +184,11 @@ impl Deadline for OwnTime<'_> {
         let bytes = stdout_bytes(self.record);
         let wall = now.saturating_sub(self.last_ns);
         let queued = r.queued_ns.saturating_sub(self.last.queued_ns);
+        let held = r.held_ns.saturating_sub(self.last.held_ns);
         // A slice it spent talking is not counted; queueing reported late still gives back
         // own time counted before it (see `ladder::own_after`).
         let silent = bytes == self.last_bytes && self.stdout.unread() == 0;
-        self.own_ns = ladder::own_after(self.own_ns, if silent { wall } else { 0 }, queued);
+        self.own_ns = ladder::own_after(self.own_ns, if silent { wall } else { 0 }, held);
         let cpu = r.cpu_ns.saturating_sub(self.last.cpu_ns);
         if silent && ladder::idle_slice(wall, cpu, queued, r.busy) {
             self.idle_ns += wall;
@@ -230,7 +231,7 @@ impl OwnTime<'_> {
             action: None,
             wall_ms: self.last_ns.saturating_sub(self.start_ns) as f64 / 1e6,
             own_ms,
-            runqueue_ms: self.last.queued_ns as f64 / 1e6,
+            runqueue_ms: self.last.held_ns as f64 / 1e6,
             budget_ms: self.budget_ms,
         })
     }

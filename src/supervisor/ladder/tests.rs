@@ -43,6 +43,8 @@ fn run(steps: Vec<Step>, sim: Sim) -> (Vec<Command>, Ended) {
             now_ns: now,
             cpu_ns: cpu,
             queued_ns: queued,
+            // One thread: held back exactly as long as it queued.
+            held_ns: queued,
             busy,
             stalled: unreported > 0,
         })
