@@ -23,7 +23,7 @@ pub const WALK_CAP_MS: u64 = 5000;
 pub struct PathLadder {
     pub triggers: Vec<String>,
     pub shape: Vec<(String, String)>,
-    pub plumbing: analyze::Plumbing,
+    pub plumbing: analyze::HostPlumbing,
     pub walked_away: Option<String>,
     /// Per gap between consecutive steps: (from → to, min, median, max ms).
     pub waits: Vec<(String, Spread)>,
@@ -221,7 +221,7 @@ fn one_line(r: &RunReading) -> String {
 
 /// What makes two paths' ladders one: the shape, the plumbing (a controlling terminal
 /// aside: the TUI has one, a one-shot command not) and walking away.
-fn ladder_key(x: &PathLadder) -> (Vec<(String, String)>, analyze::Plumbing, bool) {
+fn ladder_key(x: &PathLadder) -> (Vec<(String, String)>, analyze::HostPlumbing, bool) {
     let mut p = x.plumbing.clone();
     p.ctty = false;
     (x.shape.clone(), p, x.walked_away.is_some())
