@@ -13,6 +13,7 @@ use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 mod claims;
 mod imports;
 mod lengths;
+mod names;
 use imports::Place;
 
 const README_MAX_LINES: usize = 300;
