@@ -32,7 +32,7 @@ const LONGER_TODAY: &[(&str, usize)] = &[
     ("src/kits/install/local.rs: local_source", 62),
     ("src/kits/install/run.rs: run_step", 62),
     ("src/mcp/handshake.rs: handshake", 66),
-    ("src/os/tracer.rs: run", 78),
+    ("src/os/tracer.rs: trace_until_stopped", 78),
     ("src/render/diff.rs: render_pruned", 62),
     ("src/render/github.rs: render", 67),
     ("src/render/hosts.rs: view", 61),
