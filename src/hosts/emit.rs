@@ -125,22 +125,7 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
         .filter(|r| analyze::shape(r) != shape)
         .map(one_line)
         .collect();
-    let mut waits = Vec::new();
-    for i in 1..first.deliveries.len() {
-        let xs: Vec<f64> = same
-            .iter()
-            .filter(|r| r.deliveries.len() > i)
-            .map(|r| r.deliveries[i].at_ms - r.deliveries[i - 1].at_ms)
-            .collect();
-        if let Some(s) = Spread::of(xs) {
-            let label = format!(
-                "{} → {}",
-                first.deliveries[i - 1].action,
-                first.deliveries[i].action
-            );
-            waits.push((label, s));
-        }
-    }
+    let waits = waits(first, &same);
     let firsts = same
         .iter()
         .filter_map(|r| r.deliveries.first().map(|d| d.at_ms))
@@ -170,6 +155,28 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
         same_with_daemon_up: Vec::new(),
         walk: walk(&same),
     })
+}
+
+/// Per gap between `first`'s consecutive deliveries: `from → to` and its spread over the
+/// runs of the same shape.
+fn waits(first: &RunReading, same: &[&RunReading]) -> Vec<(String, Spread)> {
+    let mut waits = Vec::new();
+    for i in 1..first.deliveries.len() {
+        let xs: Vec<f64> = same
+            .iter()
+            .filter(|r| r.deliveries.len() > i)
+            .map(|r| r.deliveries[i].at_ms - r.deliveries[i - 1].at_ms)
+            .collect();
+        if let Some(s) = Spread::of(xs) {
+            let label = format!(
+                "{} → {}",
+                first.deliveries[i - 1].action,
+                first.deliveries[i].action
+            );
+            waits.push((label, s));
+        }
+    }
+    waits
 }
 
 /// What the path's runs left running, each command once.

@@ -22,7 +22,7 @@ const LONGER_TODAY: &[(&str, usize)] = &[
     ("src/config/profiles.rs: Profiles::parse", 68),
     ("src/harness/scheduler.rs: Harness::run_each", 65),
     ("src/harness/setup.rs: ensure", 65),
-    ("src/hosts/emit.rs: summarise", 81),
+    ("src/hosts/emit.rs: summarise", 68),
     ("src/hosts/install.rs: ensure", 83),
     ("src/hosts/measure.rs: one_run", 75),
     ("src/hosts/realhost/judge.rs: judge", 68),
