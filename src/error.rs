@@ -27,7 +27,7 @@ pub enum Error {
     Listing(#[from] ListingError),
     /// The MCP registry could not be read (a page's status, body or cursor).
     #[error(transparent)]
-    Registry(#[from] crate::census::registry::RegistryError),
+    Registry(#[from] crate::census::registry::McpRegistryError),
     /// A bad `--sdk` argument, kit file or registry listing.
     #[error(transparent)]
     Kit(#[from] crate::kits::KitError),

@@ -19,7 +19,7 @@ pub mod with_sdk;
 
 use std::path::Path;
 
-pub use install::{install, launch, Progress};
+pub use install::{install, launch, InstallProgress};
 #[cfg(test)]
 pub use listing::{parse_listing, PLACEHOLDER};
 pub use listing::{parse_listing_with, Entry, ListingError, ParseOptions, Registry};
@@ -39,7 +39,7 @@ pub fn manifest(entry: &Entry, cache: &Path) -> Manifest {
 }
 
 /// The manifest that runs an entry by `l` (the census's launch, or one with an SDK replaced).
-fn manifest_of(entry: &Entry, l: install::Launch) -> Manifest {
+fn manifest_of(entry: &Entry, l: install::CachedLaunch) -> Manifest {
     let mut m = manifest::adhoc(&l.program, &l.args, &l.cwd);
     m.name = entry.id.clone();
     m.description = if entry.description.is_empty() {

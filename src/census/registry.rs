@@ -31,7 +31,7 @@ pub struct Response {
 
 /// Why the registry could not be read; each names the page's URL and its 1-based number.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RegistryError {
+pub enum McpRegistryError {
     #[error("registry {url} (page {page}): HTTP status {status}")]
     Status {
         url: String,
@@ -70,13 +70,13 @@ pub enum RegistryError {
 
 /// One page of `GET /servers`: its entries as served, and the cursor of the next page.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Page {
+pub struct ServersPage {
     pub servers: Vec<Value>,
     pub next_cursor: Option<String>,
 }
 
 /// A page body read; the problem is said without the URL (the caller knows it).
-pub fn parse_page(body: &str) -> Result<Page, PageProblem> {
+pub fn parse_page(body: &str) -> Result<ServersPage, PageProblem> {
     let v: Value = serde_json::from_str(body).map_err(|e| PageProblem::Json(e.to_string()))?;
     let obj = v
         .as_object()
@@ -99,7 +99,7 @@ pub fn parse_page(body: &str) -> Result<Page, PageProblem> {
             ))
         }
     };
-    Ok(Page {
+    Ok(ServersPage {
         servers,
         next_cursor,
     })
@@ -113,14 +113,14 @@ pub enum PageProblem {
 }
 
 /// `--updated-since`: a date (midnight UTC) or an RFC 3339 time.
-pub fn updated_since(arg: &str) -> Result<Timestamp, RegistryError> {
+pub fn updated_since(arg: &str) -> Result<Timestamp, McpRegistryError> {
     arg.parse::<Timestamp>()
         .or_else(|_| {
             let date: jiff::civil::Date = arg.parse()?;
             date.to_zoned_datetime(jiff::tz::TimeZone::UTC)
                 .map(|z| z.timestamp())
         })
-        .map_err(|_| RegistryError::Date(arg.to_string()))
+        .map_err(|_| McpRegistryError::Date(arg.to_string()))
 }
 
 /// What to read: the registry's base URL, and only servers updated since a time.
@@ -201,7 +201,7 @@ impl Snapshot {
 pub fn read(
     query: &Query,
     mut get: impl FnMut(&str) -> Result<Response, String>,
-) -> Result<Snapshot, RegistryError> {
+) -> Result<Snapshot, McpRegistryError> {
     let (api, mut url, mut response) = first_page(query, &mut get)?;
     let mut seen = BTreeSet::new();
     let mut served = Vec::new();
@@ -211,11 +211,11 @@ pub fn read(
         served.extend(p.servers);
         let Some(cursor) = p.next_cursor else { break };
         if !seen.insert(cursor.clone()) {
-            return Err(RegistryError::CursorLoop { url, page, cursor });
+            return Err(McpRegistryError::CursorLoop { url, page, cursor });
         }
         page += 1;
         url = query.page_url(api, Some(&cursor));
-        response = get(&url).map_err(|message| RegistryError::Transport {
+        response = get(&url).map_err(|message| McpRegistryError::Transport {
             url: url.clone(),
             page,
             message,
@@ -235,11 +235,11 @@ pub fn read(
 fn first_page(
     query: &Query,
     get: &mut impl FnMut(&str) -> Result<Response, String>,
-) -> Result<(&'static str, String, Response), RegistryError> {
+) -> Result<(&'static str, String, Response), McpRegistryError> {
     let mut last = None;
     for api in API_VERSIONS {
         let url = query.page_url(api, None);
-        let r = get(&url).map_err(|message| RegistryError::Transport {
+        let r = get(&url).map_err(|message| McpRegistryError::Transport {
             url: url.clone(),
             page: 1,
             message,
@@ -249,7 +249,7 @@ fn first_page(
         }
         last = Some(url);
     }
-    Err(RegistryError::Status {
+    Err(McpRegistryError::Status {
         url: last.unwrap_or_default(),
         page: 1,
         status: 404,
@@ -257,21 +257,21 @@ fn first_page(
 }
 
 /// One response as a page, or the error that names it.
-fn page_of(url: &str, page: usize, r: Response) -> Result<Page, RegistryError> {
+fn page_of(url: &str, page: usize, r: Response) -> Result<ServersPage, McpRegistryError> {
     if !(200..300).contains(&r.status) {
-        return Err(RegistryError::Status {
+        return Err(McpRegistryError::Status {
             url: url.into(),
             page,
             status: r.status,
         });
     }
     parse_page(&r.body).map_err(|p| match p {
-        PageProblem::Json(message) => RegistryError::Json {
+        PageProblem::Json(message) => McpRegistryError::Json {
             url: url.into(),
             page,
             message,
         },
-        PageProblem::Shape(problem) => RegistryError::Shape {
+        PageProblem::Shape(problem) => McpRegistryError::Shape {
             url: url.into(),
             page,
             problem,

@@ -77,7 +77,7 @@ fn the_older_api_is_asked_when_the_newer_answers_404() {
     let none = read(&q, serve(BTreeMap::new())).unwrap_err();
     assert!(matches!(
         none,
-        RegistryError::Status {
+        McpRegistryError::Status {
             status: 404,
             page: 1,
             ..

@@ -13,7 +13,7 @@ use crate::config::manifest::Manifest;
 use crate::config::profiles::Profiles;
 use crate::error::Error;
 use crate::exit_codes;
-use crate::kits::{self, Kit, Source, Target, VersionSel};
+use crate::kits::{self, Kit, KitTarget, Source, VersionSel};
 use crate::render::history::stage_of;
 use crate::rules::Catalogue;
 
@@ -112,7 +112,7 @@ pub fn run(
     let req = kits::parse_sdk_arg(spec)?;
     let kit = kits::find_kit(&all, &req.line)?;
     let sel = match req.target {
-        Target::Registry(sel @ (VersionSel::Range { .. } | VersionSel::All)) => sel,
+        KitTarget::Registry(sel @ (VersionSel::Range { .. } | VersionSel::All)) => sel,
         _ => {
             return Err(Error::Usage(format!(
                 "--bisect needs a range of releases (LINE@A..B or LINE@all), not {spec:?}"

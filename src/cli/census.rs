@@ -13,7 +13,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use super::args::{CensusArgs, CensusCmd, RegistrySource};
 use super::plan;
 use crate::census::{
-    self, carry, credentials, launch_errors, registry, with_sdk, Entry, ParseOptions, Progress,
+    self, carry, credentials, launch_errors, registry, with_sdk, Entry, InstallProgress,
+    ParseOptions,
 };
 use crate::config::profiles::Profiles;
 use crate::error::Error;
@@ -352,9 +353,11 @@ fn install_phase(entries: &[Entry], cache: &Path) -> Vec<Entry> {
     );
     let mut cached = 0;
     let results = census::install(entries, cache, &mut |p| match p {
-        Progress::Runtime { tool, version } => bar.println(format!("installing {tool} {version}")),
-        Progress::Started { id, .. } => bar.set_message(id),
-        Progress::Finished {
+        InstallProgress::Runtime { tool, version } => {
+            bar.println(format!("installing {tool} {version}"))
+        }
+        InstallProgress::Started { id, .. } => bar.set_message(id),
+        InstallProgress::Finished {
             id,
             cached: was,
             ok,
@@ -387,7 +390,7 @@ fn install_phase(entries: &[Entry], cache: &Path) -> Vec<Entry> {
 }
 
 /// One `--with-sdk` and what each entry became.
-type WhatIfRun = (with_sdk::Replacement, Vec<with_sdk::Prepared>);
+type WhatIfRun = (with_sdk::Replacement, Vec<with_sdk::PreparedEntry>);
 
 /// `--with-sdk`: each replacement resolved (a release checked against its registry, a local
 /// build built).
@@ -440,23 +443,25 @@ fn replacement(spec: &str, all: &[kits::Kit]) -> Result<with_sdk::Replacement, E
         }
     };
     let source = match req.target {
-        kits::Target::Registry(sel @ (kits::VersionSel::Exact(_) | kits::VersionSel::Latest)) => {
+        kits::KitTarget::Registry(
+            sel @ (kits::VersionSel::Exact(_) | kits::VersionSel::Latest),
+        ) => {
             let release = kits::versions(kit, &sel)?
                 .pop()
                 .ok_or_else(|| Error::Usage(format!("--with-sdk {spec}: no such release")))?;
-            with_sdk::Source::Release {
+            with_sdk::SdkSource::Release {
                 version: release.version,
             }
         }
-        kits::Target::Registry(_) => {
+        kits::KitTarget::Registry(_) => {
             return Err(Error::Usage(format!(
                 "--with-sdk {spec}: one release or one local build (a range is for `run --sdk`)"
             )))
         }
-        kits::Target::Local { path, name } => {
+        kits::KitTarget::Local { path, name } => {
             let built = kits::build(kit, &path, name.as_deref(), &locate::kit_cache()?)
                 .map_err(|e| Error::Usage(format!("--with-sdk {spec}: {e}")))?;
-            with_sdk::Source::Artifact {
+            with_sdk::SdkSource::Artifact {
                 path: built.artifact,
                 name: built.name,
                 version: built.sdk_version,

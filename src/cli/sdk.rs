@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use super::args::SdkCmd;
 use crate::config::manifest::{self, Manifest};
 use crate::error::Error;
-use crate::kits::{self, Instance, Kit, NotTestable, Prepared, Source, Target};
+use crate::kits::{self, Instance, Kit, KitTarget, Prepared, Source, SourceNotTestable};
 use crate::model::Untested;
 
 /// What the `--sdk` arguments produced.
@@ -48,7 +48,7 @@ fn jobs<'k>(reqs: Vec<(&'k Kit, kits::SdkRequest)>) -> Result<Vec<Job<'k>>, Erro
     let mut out = Vec::new();
     for (kit, req) in reqs {
         match req.target {
-            Target::Registry(sel) => {
+            KitTarget::Registry(sel) => {
                 let releases = kits::versions(kit, &sel)?;
                 eprintln!(
                     "sdk {}: {} version(s) to instantiate",
@@ -61,7 +61,7 @@ fn jobs<'k>(reqs: Vec<(&'k Kit, kits::SdkRequest)>) -> Result<Vec<Job<'k>>, Erro
                     source: Source::Release(r),
                 }));
             }
-            Target::Local { path, name } => out.push(Job {
+            KitTarget::Local { path, name } => out.push(Job {
                 kit,
                 label: path.display().to_string(),
                 source: Source::Local { path, name },
@@ -73,8 +73,8 @@ fn jobs<'k>(reqs: Vec<(&'k Kit, kits::SdkRequest)>) -> Result<Vec<Job<'k>>, Erro
 
 /// The reason without the "<line> <version>: " the error's wording starts with (the report
 /// names line and version itself).
-fn reason(e: &NotTestable, line: &str, version: &str) -> String {
-    if let NotTestable::Unsupported { reason, .. } = e {
+fn reason(e: &SourceNotTestable, line: &str, version: &str) -> String {
+    if let SourceNotTestable::Unsupported { reason, .. } = e {
         return reason.to_string();
     }
     let text = e.to_string();
@@ -135,7 +135,7 @@ pub fn list(action: SdkCmd, kits_dir: &Path) -> Result<std::process::ExitCode, E
         SdkCmd::Versions { spec } => {
             let req = kits::parse_sdk_arg(&spec)?;
             let kit = kits::find_kit(&all, &req.line)?;
-            let Target::Registry(sel) = req.target else {
+            let KitTarget::Registry(sel) = req.target else {
                 return Err(Error::Usage(format!(
                     "sdk versions {spec}: a local build has no published releases"
                 )));
@@ -161,7 +161,7 @@ pub fn manifests_for(
 }
 
 /// One progress line per version on stderr: what is ready, what was installed, what not.
-fn progress(n: usize, of: usize, job: &Job, outcome: &Result<Prepared, NotTestable>) {
+fn progress(n: usize, of: usize, job: &Job, outcome: &Result<Prepared, SourceNotTestable>) {
     let what = match outcome {
         Ok(p) if p.installed => format!(
             "{} server(s), installed in {:.1} s",
@@ -187,10 +187,10 @@ fn workers(n: usize) -> usize {
     cpus.clamp(1, 4).min(n.max(1))
 }
 
-fn prepare_all(jobs: &[Job], cache: &Path) -> Vec<Result<Prepared, NotTestable>> {
+fn prepare_all(jobs: &[Job], cache: &Path) -> Vec<Result<Prepared, SourceNotTestable>> {
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
-    let slots: Vec<Mutex<Option<Result<Prepared, NotTestable>>>> =
+    let slots: Vec<Mutex<Option<Result<Prepared, SourceNotTestable>>>> =
         jobs.iter().map(|_| Mutex::new(None)).collect();
     std::thread::scope(|s| {
         for _ in 0..workers(jobs.len()) {
@@ -289,13 +289,13 @@ mod tests {
 
     #[test]
     fn reasons_drop_the_line_and_version_the_report_already_names() {
-        let e = NotTestable::Unsupported {
+        let e = SourceNotTestable::Unsupported {
             line: "typescript".into(),
             version: "0.4.0".into(),
             reason: kits::Unsupported::Listed("predates 1.0".into()),
         };
         assert_eq!(reason(&e, "typescript", "0.4.0"), "predates 1.0");
-        let e = NotTestable::Incomplete {
+        let e = SourceNotTestable::Incomplete {
             line: "go".into(),
             version: "1.0.0".into(),
             what: kits::Incomplete::Output("no-binary".into()),
@@ -304,7 +304,7 @@ mod tests {
             reason(&e, "go", "1.0.0"),
             "installation finished but did not create no-binary"
         );
-        let e = NotTestable::Incomplete {
+        let e = SourceNotTestable::Incomplete {
             line: "go".into(),
             version: "local-1a2b3c4d".into(),
             what: kits::Incomplete::Output("no-binary".into()),
@@ -313,7 +313,7 @@ mod tests {
             reason(&e, "go", "../go-sdk"),
             "installation finished but did not create no-binary"
         );
-        let e = NotTestable::MissingProgram {
+        let e = SourceNotTestable::MissingProgram {
             line: "go".into(),
             program: "go".into(),
         };

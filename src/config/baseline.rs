@@ -106,7 +106,7 @@ pub enum BaselineError {
 
 /// One difference between a run and its baseline.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Finding {
+pub struct Deviation {
     pub server: String,
     pub scenario: ScenarioId,
     pub rule: RuleId,
@@ -118,9 +118,9 @@ pub struct Finding {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Comparison {
     /// Missed rules the baseline does not list: the run fails.
-    pub unexpected: Vec<Finding>,
+    pub unexpected: Vec<Deviation>,
     /// Listed rules that now hold: the run fails until the entry is removed.
-    pub stale: Vec<Finding>,
+    pub stale: Vec<Deviation>,
     /// Whole scenarios the baseline lists whose every check now holds: the run fails.
     pub stale_scenarios: Vec<(String, ScenarioId)>,
     /// Missed rules the baseline lists.
@@ -307,7 +307,7 @@ impl Baseline {
                     continue;
                 }
                 let is_listed = listed.is_some_and(|l| l.contains(&c.id));
-                let finding = || Finding {
+                let finding = || Deviation {
                     server: r.server.clone(),
                     scenario: r.scenario.clone(),
                     rule: c.id,

@@ -20,7 +20,7 @@ pub const ENDINGS_TOML: &str = "conformance/endings.toml";
 
 /// The generated sources.
 #[derive(Debug)]
-pub struct Generated {
+pub struct GeneratedEndings {
     /// `Ending` and its generated methods, for `model::ids`.
     pub ids: String,
     /// `with_default_endings!`, for the test suites.
@@ -174,13 +174,13 @@ fn cases(endings: &[Ending]) -> String {
 }
 
 /// The generated sources for a catalogue.
-pub fn generate(endings_toml: &str) -> Generated {
+pub fn generate(endings_toml: &str) -> GeneratedEndings {
     match endings(endings_toml) {
-        Ok(e) => Generated {
+        Ok(e) => GeneratedEndings {
             ids: ids(&e),
             cases: cases(&e),
         },
-        Err(e) => Generated {
+        Err(e) => GeneratedEndings {
             ids: format!("compile_error!({e:?});\n")
                 + &closed_enum(
                     "Ending",
@@ -261,7 +261,7 @@ mod tests {
 
     const TOML: &str = include_str!("../../conformance/endings.toml");
 
-    fn error(g: &Generated) -> Option<&str> {
+    fn error(g: &GeneratedEndings) -> Option<&str> {
         g.ids.lines().find(|l| l.starts_with("compile_error!"))
     }
 

@@ -211,12 +211,12 @@ pub fn valid_name(name: &str) -> bool {
 }
 
 /// Where a manifest's text came from, for error positions.
-struct Source<'a> {
+struct ManifestText<'a> {
     path: &'a Path,
     text: &'a str,
 }
 
-impl Source<'_> {
+impl ManifestText<'_> {
     fn err(&self, span: Option<std::ops::Range<usize>>, msg: String) -> ManifestError {
         err_at(self.path, self.text, span, msg)
     }
@@ -249,7 +249,7 @@ impl Source<'_> {
     }
 }
 
-fn parse_raw(src: &Source) -> Result<RawManifest, ManifestError> {
+fn parse_raw(src: &ManifestText) -> Result<RawManifest, ManifestError> {
     let raw: RawManifest = toml::from_str(src.text).map_err(|e| {
         // toml's message already names the field ("unknown field `comand`, expected ...");
         // a few syntax errors (a key with no value at the end) come without one.
@@ -292,7 +292,7 @@ fn parse_raw(src: &Source) -> Result<RawManifest, ManifestError> {
     Ok(raw)
 }
 
-fn setup(src: &Source, base: &Path, cwd: &Path, s: RawSetup) -> Result<Setup, ManifestError> {
+fn setup(src: &ManifestText, base: &Path, cwd: &Path, s: RawSetup) -> Result<Setup, ManifestError> {
     if s.command.get_ref().is_empty() {
         return Err(src.err(
             Some(s.command.span()),
@@ -314,7 +314,7 @@ fn setup(src: &Source, base: &Path, cwd: &Path, s: RawSetup) -> Result<Setup, Ma
 
 /// Parses one manifest's text; `path` is used for messages and to resolve relative paths.
 pub fn parse(path: &Path, text: &str) -> Result<Manifest, ManifestError> {
-    let src = Source { path, text };
+    let src = ManifestText { path, text };
     let raw = parse_raw(&src)?;
     let base = src.base();
     let cwd = match &raw.cwd {

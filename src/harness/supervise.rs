@@ -39,7 +39,7 @@ pub struct Supervised<'a> {
 }
 
 /// How the supervisor ended, from the harness's side.
-enum End {
+enum SupervisorEnd {
     Result(Box<Observation>),
     /// It ended (or was lost) without a result.
     NoResult {
@@ -124,7 +124,7 @@ impl Supervised<'_> {
         let end = self.converse(&rx, &mut lifeline, first, child.id() as i32);
         self.progress.case_done();
         let mut stopped = false;
-        if matches!(end, End::NoResult { lost: true }) {
+        if matches!(end, SupervisorEnd::NoResult { lost: true }) {
             stopped =
                 crate::os::procfs::proc_info(child.id() as i32).is_some_and(|p| p.state == 'T');
             let _ = child.kill();
@@ -134,8 +134,8 @@ impl Supervised<'_> {
         let swept = self.sweep();
         let err = err_reader.join().unwrap_or_default();
         match end {
-            End::Result(o) => *o,
-            End::NoResult { lost } => {
+            SupervisorEnd::Result(o) => *o,
+            SupervisorEnd::NoResult { lost } => {
                 // Who ended it: the harness kills only a supervisor it has lost.
                 let killed_by = match status.as_ref().map(|s| ExitStatus::from(*s)) {
                     Ok(ExitStatus::Signal(s)) if !lost => Some(s),
@@ -157,7 +157,7 @@ impl Supervised<'_> {
         lifeline: &mut impl std::io::Write,
         mut first: Option<Permit<'static>>,
         pid: i32,
-    ) -> End {
+    ) -> SupervisorEnd {
         let mut token = None;
         let mut heard = mono_ns();
         let end = loop {
@@ -186,16 +186,20 @@ impl Supervised<'_> {
                                 p.served();
                             }
                         }
-                        FromSupervisor::Result { observation } => break End::Result(observation),
+                        FromSupervisor::Result { observation } => {
+                            break SupervisorEnd::Result(observation)
+                        }
                     }
                 }
-                Err(RecvTimeoutError::Disconnected) => break End::NoResult { lost: false },
+                Err(RecvTimeoutError::Disconnected) => {
+                    break SupervisorEnd::NoResult { lost: false }
+                }
                 Err(RecvTimeoutError::Timeout) => {
                     let silent = Duration::from_nanos(mono_ns().saturating_sub(heard));
                     let stopped =
                         || crate::os::procfs::proc_info(pid).is_some_and(|p| p.state == 'T');
                     if silent > LOST_AFTER || (silent > STOPPED_AFTER && stopped()) {
-                        break End::NoResult { lost: true };
+                        break SupervisorEnd::NoResult { lost: true };
                     }
                 }
             }

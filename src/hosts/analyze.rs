@@ -25,7 +25,7 @@ pub const WALK_MS: f64 = 1000.0;
 
 /// One recorder log line, the fields the analysis reads.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Event {
+pub struct RecorderLine {
     pub t_ns: u64,
     pub role: String,
     pub pid: i32,
@@ -33,7 +33,7 @@ pub struct Event {
     pub raw: Value,
 }
 
-impl Event {
+impl RecorderLine {
     /// How long the logging thread waited for a CPU while it waited for this signal (the
     /// recorder's `queued_ns`): a signal logged late on a busy machine was sent up to this
     /// long before its line.
@@ -42,10 +42,10 @@ impl Event {
     }
 }
 
-pub fn parse_log(text: &str) -> Vec<Event> {
+pub fn parse_log(text: &str) -> Vec<RecorderLine> {
     text.lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .map(|raw| Event {
+        .map(|raw| RecorderLine {
             t_ns: raw["t_ns"].as_u64().unwrap_or(0),
             role: raw["role"].as_str().unwrap_or("").to_string(),
             pid: raw["pid"].as_i64().unwrap_or(0) as i32,
@@ -58,7 +58,7 @@ pub fn parse_log(text: &str) -> Vec<Event> {
 /// What happened to one recorder tree in one run, as the measuring side saw it.
 #[derive(Clone, Debug, Default)]
 pub struct RunFacts {
-    pub events: Vec<Event>,
+    pub events: Vec<RecorderLine>,
     /// The host's pid (the process the user quits).
     pub host_pid: i32,
     /// The host and its descendants when the server had started (a Node wrapper's native
@@ -80,7 +80,7 @@ pub struct RunFacts {
 
 /// One thing the host did to the server.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Delivery {
+pub struct HostAction {
     /// close-stdin, stdout-closed, sigint, sigterm, sighup, sigquit, sigkill.
     pub action: String,
     /// process, group, tree, children.
@@ -100,7 +100,7 @@ pub struct Delivery {
 
 /// Where the server ran, relative to the host.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Plumbing {
+pub struct HostPlumbing {
     /// pipes | socketpair | pty | other.
     pub stdio: String,
     /// host | own | session.
@@ -114,8 +114,8 @@ pub struct Plumbing {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunReading {
     pub started: bool,
-    pub plumbing: Plumbing,
-    pub deliveries: Vec<Delivery>,
+    pub plumbing: HostPlumbing,
+    pub deliveries: Vec<HostAction>,
     pub host_exit_ms: Option<f64>,
     /// The host walked away: why (alive N s after the host exited, reparented, kept by a
     /// daemon).
@@ -126,18 +126,18 @@ fn ms(from: u64, to: u64) -> f64 {
     (to as f64 - from as f64) / 1e6
 }
 
-fn first<'a>(events: &'a [Event], role: &str, ev: &str) -> Option<&'a Event> {
+fn first<'a>(events: &'a [RecorderLine], role: &str, ev: &str) -> Option<&'a RecorderLine> {
     events.iter().find(|e| e.role == role && e.ev == ev)
 }
 
 /// Something reaching the server: a signal, or one of its pipes closing.
-fn at_server(e: &Event) -> bool {
+fn at_server(e: &RecorderLine) -> bool {
     e.role == "server" && matches!(e.ev.as_str(), "signal" | "stdin_eof" | "stdout_unwritable")
 }
 
 /// When `role` logged `signo` in the [`WALK_MS`] before `t` and after the last thing that
 /// reached the server before `t` (earliest first).
-fn walked_before(events: &[Event], role: &str, signo: u64, t: u64) -> Option<u64> {
+fn walked_before(events: &[RecorderLine], role: &str, signo: u64, t: u64) -> Option<u64> {
     let since = events
         .iter()
         .filter(|e| at_server(e) && e.t_ns < t)
@@ -153,7 +153,7 @@ fn walked_before(events: &[Event], role: &str, signo: u64, t: u64) -> Option<u64
 
 /// Whether the server logged `signo` in the [`WALK_MS`] after `t`, with nothing else
 /// reaching it in between.
-fn server_after(events: &[Event], signo: u64, t: u64) -> bool {
+fn server_after(events: &[RecorderLine], signo: u64, t: u64) -> bool {
     let next = events
         .iter()
         .filter(|e| at_server(e) && e.t_ns >= t)
@@ -165,7 +165,7 @@ fn server_after(events: &[Event], signo: u64, t: u64) -> bool {
 
 /// Whether `role` logged `signo` within [`SAME_MS`] of `at`, give or take the time either
 /// line waited for a CPU.
-fn near(events: &[Event], role: &str, signo: u64, at: &Event) -> bool {
+fn near(events: &[RecorderLine], role: &str, signo: u64, at: &RecorderLine) -> bool {
     let t = at.t_ns;
     events.iter().any(|e| {
         e.role == role
@@ -176,14 +176,14 @@ fn near(events: &[Event], role: &str, signo: u64, at: &Event) -> bool {
 }
 
 /// The server's parent when it is not the host: the daemon that adopted it.
-fn adopter(events: &[Event], host: &[i32]) -> Option<(i32, String)> {
+fn adopter(events: &[RecorderLine], host: &[i32]) -> Option<(i32, String)> {
     let s = first(events, "server", "start")?;
     let ppid = s.raw["ppid"].as_i64()? as i32;
     let comm = s.raw["parent_comm"].as_str().unwrap_or("?").to_string();
     (!host.contains(&ppid)).then_some((ppid, comm))
 }
 
-fn sender(e: &Event, host: &[i32], adopter: Option<&(i32, String)>) -> String {
+fn sender(e: &RecorderLine, host: &[i32], adopter: Option<&(i32, String)>) -> String {
     let pid = e.raw["si_pid"].as_i64().unwrap_or(-1) as i32;
     if host.contains(&pid) {
         return "host".into();
@@ -200,9 +200,9 @@ fn sender(e: &Event, host: &[i32], adopter: Option<&(i32, String)>) -> String {
     }
 }
 
-fn plumbing(events: &[Event], host: &[i32], parent_outlived: bool) -> Plumbing {
+fn plumbing(events: &[RecorderLine], host: &[i32], parent_outlived: bool) -> HostPlumbing {
     let Some(s) = first(events, "server", "start") else {
-        return Plumbing::default();
+        return HostPlumbing::default();
     };
     let r = &s.raw;
     let stdio = match r["stdin"].as_str() {
@@ -227,7 +227,7 @@ fn plumbing(events: &[Event], host: &[i32], parent_outlived: bool) -> Plumbing {
     } else {
         "direct".to_string()
     };
-    Plumbing {
+    HostPlumbing {
         stdio: stdio.into(),
         group: group.into(),
         via,
@@ -270,14 +270,14 @@ pub fn read_run(f: &RunFacts) -> RunReading {
 /// What the recorder logged receiving from the trigger on: its stdin and stdout closing, and
 /// each signal, with whom it reached (the server, its group, its tree, or only its children)
 /// and who sent it.
-fn deliveries(f: &RunFacts, host: &[i32]) -> Vec<Delivery> {
+fn deliveries(f: &RunFacts, host: &[i32]) -> Vec<HostAction> {
     let ev = &f.events;
     let t0 = f.trigger_ns;
     let daemon = adopter(ev, host);
-    let mut out: Vec<Delivery> = Vec::new();
+    let mut out: Vec<HostAction> = Vec::new();
     for e in ev.iter().filter(|e| e.t_ns >= t0) {
         // The server's pipes are its parent's: the daemon's, when one adopted it.
-        let pipe = |action: &str| Delivery {
+        let pipe = |action: &str| HostAction {
             action: action.into(),
             to: "process".into(),
             from: daemon
@@ -309,8 +309,8 @@ fn signal(
     host: &[i32],
     daemon: Option<&(i32, String)>,
     role: &str,
-    e: &Event,
-) -> Option<Delivery> {
+    e: &RecorderLine,
+) -> Option<HostAction> {
     let ev = &f.events;
     let signo = e.raw["signo"].as_u64().unwrap_or(0);
     // Not when the server logged it itself, later in the walk.
@@ -339,7 +339,7 @@ fn signal(
     } else {
         "children"
     };
-    Some(Delivery {
+    Some(HostAction {
         action: e.raw["name"].as_str().unwrap_or("?").to_ascii_lowercase(),
         to: to.into(),
         from: sender(e, host, daemon),
@@ -359,7 +359,7 @@ fn signal(
 
 /// A walk: the descendants took the server's signal first, from other senders (a `kill`
 /// per process), or so long before that it cannot be one signal. How long before.
-fn walk(ev: &[Event], e: &Event, descendants: [Option<u64>; 2]) -> Option<f64> {
+fn walk(ev: &[RecorderLine], e: &RecorderLine, descendants: [Option<u64>; 2]) -> Option<f64> {
     let by = |t: u64| {
         ev.iter()
             .find(|x| x.t_ns == t && x.ev == "signal")
@@ -377,7 +377,7 @@ fn walk(ev: &[Event], e: &Event, descendants: [Option<u64>; 2]) -> Option<f64> {
 /// The server died unlogged (SIGKILLed) within [`SAME_MS`] of the child's line `e` (give
 /// or take the time that line waited for a CPU): a signal sent to it then may still have
 /// been pending, unlogged, when the SIGKILL came.
-fn killed_before_it_could_log(f: &RunFacts, e: &Event) -> bool {
+fn killed_before_it_could_log(f: &RunFacts, e: &RecorderLine) -> bool {
     let t_ns = e.t_ns;
     first(&f.events, "server", "lifetime").is_none()
         && f.server_death_ns
@@ -386,10 +386,10 @@ fn killed_before_it_could_log(f: &RunFacts, e: &Event) -> bool {
 
 /// A death the recorder did not log is a SIGKILL: to its group or tree when its child or
 /// grandchild died with it.
-fn inferred_kill(f: &RunFacts, death_ns: u64) -> Delivery {
+fn inferred_kill(f: &RunFacts, death_ns: u64) -> HostAction {
     let with =
         |other: Option<u64>| other.is_some_and(|c| ms(death_ns.min(c), death_ns.max(c)) <= SAME_MS);
-    Delivery {
+    HostAction {
         action: "sigkill".into(),
         to: match (with(f.child_death_ns), with(f.grandchild_death_ns)) {
             (_, true) => "tree",
@@ -405,7 +405,7 @@ fn inferred_kill(f: &RunFacts, death_ns: u64) -> Delivery {
 }
 
 /// How the host walked away from a server that outlived it.
-fn walked_away(f: &RunFacts, plumb: &Plumbing) -> String {
+fn walked_away(f: &RunFacts, plumb: &HostPlumbing) -> String {
     if let Some(daemon) = plumb.via.strip_prefix("daemon:") {
         format!(
             "kept by the host's daemon ({daemon}): alive {:.0} s after the host exited",
@@ -443,7 +443,7 @@ fn rank(action: &str) -> u8 {
 }
 
 /// Puts deliveries that happened at once in one fixed order, so repeats compare.
-pub fn canonical(mut d: Vec<Delivery>) -> Vec<Delivery> {
+pub fn canonical(mut d: Vec<HostAction>) -> Vec<HostAction> {
     d.sort_by(|a, b| a.at_ms.total_cmp(&b.at_ms));
     let mut i = 0;
     while i < d.len() {

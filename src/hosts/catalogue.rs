@@ -244,7 +244,7 @@ pub fn find(id: &str) -> Option<&'static HostSpec> {
 pub const STANDIN_KEY: &str = "sk-standin-00000000000000000000000000000000";
 
 /// What one measurement run writes and sets for a host.
-pub struct Setup {
+pub struct HostSetup {
     /// Files to write (path relative to HOME or absolute, contents).
     pub files: Vec<(std::path::PathBuf, String)>,
     pub env: BTreeMap<String, String>,
@@ -299,7 +299,7 @@ fn pairs(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
 }
 
 impl HostConfig<'_> {
-    fn claude(&self) -> Setup {
+    fn claude(&self) -> HostSetup {
         let key_tail = &STANDIN_KEY[STANDIN_KEY.len() - 20..];
         let file = json!({"hasCompletedOnboarding": true, "theme": "dark", "autoUpdates": false,
             "numStartups": 5, "bypassPermissionsModeAccepted": true,
@@ -307,7 +307,7 @@ impl HostConfig<'_> {
             "mcpServers": {"rec": {"type": "stdio", "command": self.cmd, "args": self.args, "env": {}}},
             "projects": {self.cwd.clone(): {"hasTrustDialogAccepted": true,
                 "hasCompletedProjectOnboarding": true, "allowedTools": []}}});
-        Setup {
+        HostSetup {
             files: vec![(self.home.join(".claude.json"), file.to_string())],
             env: pairs(&[
                 ("ANTHROPIC_API_KEY", STANDIN_KEY),
@@ -321,7 +321,7 @@ impl HostConfig<'_> {
         }
     }
 
-    fn codex(&self) -> Setup {
+    fn codex(&self) -> HostSetup {
         let api = self.api;
         let mut t = String::new();
         t.push_str("model = \"standin\"\nmodel_provider = \"standin\"\n");
@@ -342,7 +342,7 @@ impl HostConfig<'_> {
         ));
         let codex_home = self.home.join(".codex").display().to_string();
         let base = format!("{api}/v1");
-        Setup {
+        HostSetup {
             files: vec![(self.home.join(".codex/config.toml"), t)],
             env: pairs(&[
                 ("CODEX_HOME", &codex_home),
@@ -354,7 +354,7 @@ impl HostConfig<'_> {
     }
 
     /// Gemini CLI and Qwen Code (its fork) share one settings shape.
-    fn gemini_like(&self, dir: &str, auth: &str, model: &str) -> Setup {
+    fn gemini_like(&self, dir: &str, auth: &str, model: &str) -> HostSetup {
         let settings = json!({
             "mcpServers": {"rec": {"command": self.cmd, "args": self.args}},
             // A named model: with the default, `gemini -p` first asks flash-lite (its model
@@ -369,7 +369,7 @@ impl HostConfig<'_> {
             "ide": {"hasSeenNudge": true}, "hasSeenIdeIntegrationNudge": true,
         });
         let base = format!("{}/v1", self.api);
-        Setup {
+        HostSetup {
             files: vec![(
                 self.home.join(dir).join("settings.json"),
                 settings.to_string(),
@@ -385,14 +385,14 @@ impl HostConfig<'_> {
         }
     }
 
-    fn continue_cli(&self) -> Setup {
+    fn continue_cli(&self) -> HostSetup {
         let (api, cmd) = (self.api, &self.cmd);
         let yaml = format!(
             "name: standin\nversion: 0.0.1\nschema: v1\nmodels:\n  - name: standin\n    provider: openai\n    model: standin\n    apiBase: {api}/v1\n    apiKey: {STANDIN_KEY}\nmcpServers:\n  - name: rec\n    command: {cmd:?}\n    args: {}\n",
             serde_json::to_string(&self.args).unwrap_or_default()
         );
         let dir = self.home.join(".continue").display().to_string();
-        Setup {
+        HostSetup {
             // The onboarding flag: without it the TUI asks for an Anthropic key first.
             files: vec![
                 (self.home.join(".continue/config.yaml"), yaml),
@@ -408,7 +408,7 @@ impl HostConfig<'_> {
         }
     }
 
-    fn opencode(&self) -> Setup {
+    fn opencode(&self) -> HostSetup {
         let mut command = vec![self.cmd.clone()];
         command.extend(self.args.iter().cloned());
         let cfg = json!({"$schema": "https://opencode.ai/config.json", "autoupdate": false,
@@ -418,7 +418,7 @@ impl HostConfig<'_> {
                 "models": {"standin": {"name": "standin"}}}},
             "model": "standin/standin",
             "mcp": {"rec": {"type": "local", "command": command, "enabled": true}}});
-        Setup {
+        HostSetup {
             files: vec![(
                 self.home.join(".config/opencode/opencode.json"),
                 cfg.to_string(),
@@ -432,12 +432,12 @@ impl HostConfig<'_> {
 
     /// Copilot CLI's offline mode with a custom provider (BYOK): no GitHub sign-in, no
     /// network but the stand-in's.
-    fn copilot(&self) -> Setup {
+    fn copilot(&self) -> HostSetup {
         let cfg = json!({"mcpServers": {"rec": {"type": "local", "command": self.cmd,
             "args": self.args, "env": {}, "tools": ["*"]}}});
         let base = format!("{}/v1", self.api);
         let dir = self.home.join(".copilot").display().to_string();
-        Setup {
+        HostSetup {
             files: vec![(self.home.join(".copilot/mcp-config.json"), cfg.to_string())],
             env: pairs(&[
                 ("COPILOT_HOME", &dir),
@@ -454,7 +454,7 @@ impl HostConfig<'_> {
 
     /// Cline CLI: an OpenAI-compatible provider (what `cline auth -p openai -b URL` writes)
     /// and the recorder in its MCP settings (what `cline mcp add` writes).
-    fn cline(&self) -> Setup {
+    fn cline(&self) -> HostSetup {
         let dir = self.home.join(".cline/data/settings");
         let providers = json!({"version": 1, "lastUsedProvider": "openai-compatible", "modes": {},
             "providers": {"openai-compatible": {"settings": {"provider": "openai-compatible",
@@ -465,7 +465,7 @@ impl HostConfig<'_> {
         // The notices a first start shows (a modal any key closes, the `/` of `/quit` too).
         let notices = json!({"shown": {"cline-cli-cline-pass-intro": true,
             "cline-cli-desktop-launch": true}});
-        Setup {
+        HostSetup {
             files: vec![
                 (dir.join("providers.json"), providers.to_string()),
                 (dir.join("cline_mcp_settings.json"), mcp.to_string()),
@@ -479,7 +479,7 @@ impl HostConfig<'_> {
 impl HostSpec {
     /// The isolated HOME's configuration: the recorder as the one MCP server, telemetry
     /// and auto-update off, onboarding and trust answered, the model API on the loopback.
-    pub fn setup(&self, home: &Path, cwd: &Path, recorder: &[String], api: &str) -> Setup {
+    pub fn setup(&self, home: &Path, cwd: &Path, recorder: &[String], api: &str) -> HostSetup {
         let c = HostConfig {
             home,
             cwd: cwd.display().to_string(),
@@ -499,7 +499,7 @@ impl HostSpec {
         };
         let mut env = base_env(home);
         env.extend(own.env);
-        Setup {
+        HostSetup {
             files: own.files,
             env,
         }

@@ -23,7 +23,7 @@ pub const WALK_CAP_MS: u64 = 5000;
 pub struct PathLadder {
     pub triggers: Vec<String>,
     pub shape: Vec<(String, String)>,
-    pub plumbing: analyze::Plumbing,
+    pub plumbing: analyze::HostPlumbing,
     pub walked_away: Option<String>,
     /// Per gap between consecutive steps: (from → to, min, median, max ms).
     pub waits: Vec<(String, Spread)>,
@@ -125,22 +125,7 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
         .filter(|r| analyze::shape(r) != shape)
         .map(one_line)
         .collect();
-    let mut waits = Vec::new();
-    for i in 1..first.deliveries.len() {
-        let xs: Vec<f64> = same
-            .iter()
-            .filter(|r| r.deliveries.len() > i)
-            .map(|r| r.deliveries[i].at_ms - r.deliveries[i - 1].at_ms)
-            .collect();
-        if let Some(s) = Spread::of(xs) {
-            let label = format!(
-                "{} → {}",
-                first.deliveries[i - 1].action,
-                first.deliveries[i].action
-            );
-            waits.push((label, s));
-        }
-    }
+    let waits = waits(first, &same);
     let firsts = same
         .iter()
         .filter_map(|r| r.deliveries.first().map(|d| d.at_ms))
@@ -170,6 +155,28 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
         same_with_daemon_up: Vec::new(),
         walk: walk(&same),
     })
+}
+
+/// Per gap between `first`'s consecutive deliveries: `from → to` and its spread over the
+/// runs of the same shape.
+fn waits(first: &RunReading, same: &[&RunReading]) -> Vec<(String, Spread)> {
+    let mut waits = Vec::new();
+    for i in 1..first.deliveries.len() {
+        let xs: Vec<f64> = same
+            .iter()
+            .filter(|r| r.deliveries.len() > i)
+            .map(|r| r.deliveries[i].at_ms - r.deliveries[i - 1].at_ms)
+            .collect();
+        if let Some(s) = Spread::of(xs) {
+            let label = format!(
+                "{} → {}",
+                first.deliveries[i - 1].action,
+                first.deliveries[i].action
+            );
+            waits.push((label, s));
+        }
+    }
+    waits
 }
 
 /// What the path's runs left running, each command once.
@@ -221,7 +228,7 @@ fn one_line(r: &RunReading) -> String {
 
 /// What makes two paths' ladders one: the shape, the plumbing (a controlling terminal
 /// aside: the TUI has one, a one-shot command not) and walking away.
-fn ladder_key(x: &PathLadder) -> (Vec<(String, String)>, analyze::Plumbing, bool) {
+fn ladder_key(x: &PathLadder) -> (Vec<(String, String)>, analyze::HostPlumbing, bool) {
     let mut p = x.plumbing.clone();
     p.ctty = false;
     (x.shape.clone(), p, x.walked_away.is_some())

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::analyze::{self, RunFacts, RunReading};
 use super::catalogue::{Drive, HostSpec, QuitPath, TuiQuit};
 use super::standin::StandIn;
-use super::start::{launch, launch_in, screen_line, stalled, Launched, Server};
+use super::start::{launch, launch_in, screen_line, stalled, ConfiguredServer, Launched};
 use super::HostError;
 use crate::os::hostproc::{self, HostProc};
 
@@ -86,7 +86,7 @@ pub struct Options<'a> {
     pub helper: &'a Path,
 }
 
-fn wait_for(log: &Path, limit: Duration, pred: impl Fn(&[analyze::Event]) -> bool) -> bool {
+fn wait_for(log: &Path, limit: Duration, pred: impl Fn(&[analyze::RecorderLine]) -> bool) -> bool {
     let end = Instant::now() + limit;
     while Instant::now() < end {
         let text = std::fs::read_to_string(log).unwrap_or_default();
@@ -98,7 +98,7 @@ fn wait_for(log: &Path, limit: Duration, pred: impl Fn(&[analyze::Event]) -> boo
     false
 }
 
-fn read_events(log: &Path) -> Vec<analyze::Event> {
+fn read_events(log: &Path) -> Vec<analyze::RecorderLine> {
     analyze::parse_log(&std::fs::read_to_string(log).unwrap_or_default())
 }
 
@@ -112,7 +112,7 @@ struct Recorders {
 }
 
 impl Recorders {
-    fn read(events: &[analyze::Event]) -> Self {
+    fn read(events: &[analyze::RecorderLine]) -> Self {
         let tree = events.iter().find(|e| e.ev == "tree");
         let pid_of = |k: &str| tree.and_then(|t| t.raw[k].as_i64()).map(|p| p as i32);
         let start = events
@@ -148,7 +148,7 @@ fn quit(
     let limit = match path.drive {
         Drive::OneShot(_) => START_LIMIT,
         Drive::Tui(quit) => {
-            let ready = |ev: &[analyze::Event]| {
+            let ready = |ev: &[analyze::RecorderLine]| {
                 ev.iter().any(|e| {
                     e.role == "server" && e.ev == "reply" && e.raw["method"] == "tools/list"
                 })
@@ -207,7 +207,7 @@ pub(super) fn wait_quiet(root: i32, min: Duration, cap: Duration) {
 
 /// The processes of the run still alive after the host exited, other than the host, its
 /// terminal (its shell, a tmux server) and the recorder: its daemons.
-fn daemons_left(l: &Launched, recorders: &[i32]) -> Vec<hostproc::Leftover> {
+fn daemons_left(l: &Launched, recorders: &[i32]) -> Vec<hostproc::MarkedProcess> {
     let (host_pid, shell) = (l.host.pid(), l.host.spawned_pid());
     let terminal = l.host.terminal_pids();
     hostproc::leftovers(&l.marker)
@@ -217,7 +217,7 @@ fn daemons_left(l: &Launched, recorders: &[i32]) -> Vec<hostproc::Leftover> {
         .collect()
 }
 
-fn describe(x: &hostproc::Leftover) -> String {
+fn describe(x: &hostproc::MarkedProcess) -> String {
     format!("pid {} (parent {}): {}", x.pid, x.ppid, x.cmdline)
 }
 
@@ -229,7 +229,7 @@ fn one_run(
     opts: &Options,
     home: Home,
 ) -> Result<(Run, Option<Kept>), HostError> {
-    let server = Server::Recorder(opts.helper);
+    let server = ConfiguredServer::Recorder(opts.helper);
     let mut l = match home {
         Home::Fresh { .. } => launch(spec, exe, path, server, api)?,
         Home::Shared(dir) => launch_in(spec, exe, path, server, api, dir)?,
@@ -302,7 +302,7 @@ fn one_run(
 /// second runs are to use it.
 fn clean_up(
     l: &mut Launched,
-    left: &[hostproc::Leftover],
+    left: &[hostproc::MarkedProcess],
     recorders: &[i32],
     home: Home,
 ) -> Option<Kept> {

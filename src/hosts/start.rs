@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use super::catalogue::{Drive, HostSpec, QuitPath};
 use super::standin::StandIn;
 use super::HostError;
-use crate::os::hostproc::{HostProc, Launch, Terminal};
+use crate::os::hostproc::{HostLaunch, HostProc, Terminal};
 
 pub(super) fn screen_line(text: &str) -> String {
     let plain = strip_ansi(text);
@@ -57,7 +57,7 @@ pub(super) fn stalled(screen: &str, api: &StandIn) -> String {
 
 /// The server a run's host is configured to launch.
 #[derive(Clone, Copy)]
-pub(super) enum Server<'a> {
+pub(super) enum ConfiguredServer<'a> {
     /// The suite's recorder (`helper __recorder`), logging to the run's log.
     Recorder(&'a Path),
     /// The user's command, run as is (`check --real-host`).
@@ -93,12 +93,12 @@ pub(super) fn launch(
     spec: &HostSpec,
     exe: &Path,
     path: &QuitPath,
-    server: Server,
+    server: ConfiguredServer,
     api: &StandIn,
 ) -> Result<Launched, HostError> {
     let dir_prefix = match server {
-        Server::Recorder(_) => "mcp-shutdown-host-",
-        Server::Command(_) => "mcp-shutdown-real-host-",
+        ConfiguredServer::Recorder(_) => "mcp-shutdown-host-",
+        ConfiguredServer::Command(_) => "mcp-shutdown-real-host-",
     };
     let dir = tempfile::Builder::new()
         .prefix(dir_prefix)
@@ -116,13 +116,13 @@ pub(super) fn launch_in(
     spec: &HostSpec,
     exe: &Path,
     path: &QuitPath,
-    server: Server,
+    server: ConfiguredServer,
     api: &StandIn,
     dir: &Path,
 ) -> Result<Launched, HostError> {
     let marker_prefix = match server {
-        Server::Recorder(_) => "",
-        Server::Command(_) => "real-",
+        ConfiguredServer::Recorder(_) => "",
+        ConfiguredServer::Command(_) => "real-",
     };
     let home = dir.join("home");
     let cwd = dir.join("work");
@@ -136,7 +136,7 @@ pub(super) fn launch_in(
         // In the user's directory (the host runs in its own), a relative path in the command
         // meaning what it meant where it was typed; `exec` leaves the command itself as the
         // host's child, with the host's own pipes, no shell between.
-        Server::Command(cmd) => {
+        ConfiguredServer::Command(cmd) => {
             let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
             let mut c: Vec<String> = ["/bin/sh", "-c", "cd \"$0\" && exec \"$@\""]
                 .map(String::from)
@@ -145,7 +145,7 @@ pub(super) fn launch_in(
             c.extend(cmd.iter().cloned());
             c
         }
-        Server::Recorder(helper) => {
+        ConfiguredServer::Recorder(helper) => {
             env.insert(
                 crate::os::recorder::LIFETIME_ENV.into(),
                 OsString::from("90"),
@@ -177,7 +177,7 @@ pub(super) fn launch_in(
             spec.terminal,
         ),
     };
-    let host = HostProc::spawn(&Launch {
+    let host = HostProc::spawn(&HostLaunch {
         program: exe,
         args: &args,
         env: &env,

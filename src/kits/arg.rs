@@ -12,11 +12,11 @@ use super::KitError;
 pub struct SdkRequest {
     /// The kit id (`typescript`, `python`, ...).
     pub line: String,
-    pub target: Target,
+    pub target: KitTarget,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Target {
+pub enum KitTarget {
     /// Published releases from the registry.
     Registry(VersionSel),
     /// A local checkout (directory) or a packed artifact (file); relative to the caller's cwd.
@@ -116,7 +116,7 @@ pub fn parse_sdk_arg(s: &str) -> Result<SdkRequest, KitError> {
         None => {
             let line = arg.split_once('@').map_or(arg, |(line, _)| line);
             let target = parse_named(arg)
-                .map(|(_, sel)| Target::Registry(sel.unwrap_or(VersionSel::Latest)))
+                .map(|(_, sel)| KitTarget::Registry(sel.unwrap_or(VersionSel::Latest)))
                 .map_err(|reason| bad(arg, reason));
             (line.to_string(), target)
         }
@@ -142,14 +142,14 @@ pub fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-'))
 }
 
-fn local_target(arg: &str, path: &str, name: Option<&str>) -> Result<Target, KitError> {
+fn local_target(arg: &str, path: &str, name: Option<&str>) -> Result<KitTarget, KitError> {
     if path.is_empty() {
         return Err(bad(arg, ArgError::EmptyPath));
     }
     if let Some(n) = name.filter(|n| !valid_name(n)) {
         return Err(bad(arg, ArgError::BadName(n.to_string())));
     }
-    Ok(Target::Local {
+    Ok(KitTarget::Local {
         path: PathBuf::from(path),
         name: name.map(str::to_string),
     })
@@ -193,7 +193,7 @@ mod tests {
     fn reg(line: &str, sel: VersionSel) -> SdkRequest {
         SdkRequest {
             line: line.into(),
-            target: Target::Registry(sel),
+            target: KitTarget::Registry(sel),
         }
     }
 
@@ -235,7 +235,7 @@ mod tests {
             parse_sdk_arg("typescript=../sdk@v1").unwrap(),
             SdkRequest {
                 line: "typescript".into(),
-                target: Target::Local {
+                target: KitTarget::Local {
                     path: PathBuf::from("../sdk@v1"),
                     name: None
                 }
@@ -245,7 +245,7 @@ mod tests {
             parse_sdk_arg("typescript@local:eof-fix=../sdk").unwrap(),
             SdkRequest {
                 line: "typescript".into(),
-                target: Target::Local {
+                target: KitTarget::Local {
                     path: PathBuf::from("../sdk"),
                     name: Some("eof-fix".into())
                 }

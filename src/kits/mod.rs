@@ -39,11 +39,11 @@ mod spec;
 mod template;
 pub mod version;
 
-pub use arg::{parse_named, parse_sdk_arg, ArgError, SdkRequest, Target, VersionSel};
+pub use arg::{parse_named, parse_sdk_arg, ArgError, KitTarget, SdkRequest, VersionSel};
 pub use detect::{detect, Detected};
 pub use install::{
-    build, instantiate, prepare, Built, Incomplete, Instance, LocalError, NotTestable, Prepared,
-    Source, StepFailure,
+    build, instantiate, prepare, Built, Incomplete, Instance, LocalError, Prepared, Source,
+    SourceNotTestable, StepFailure,
 };
 pub use registry::{fetch_all, npm_view, versions, NpmView, RegistryError, Release};
 pub use spec::{

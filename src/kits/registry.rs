@@ -313,7 +313,8 @@ fn run_listing(program: &str, args: &[String]) -> Result<String, RegistryError> 
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-fn run(kit: &Kit, program: &str, args: &[String]) -> Result<String, KitError> {
+/// What a registry CLI prints, its failure as the kit's registry error.
+fn cli_output(kit: &Kit, program: &str, args: &[String]) -> Result<String, KitError> {
     run_listing(program, args)
         .map_err(|e| registry_err(kit, &format!("{program} {}", args.join(" ")), e))
 }
@@ -351,7 +352,7 @@ pub fn fetch_all(kit: &Kit) -> Result<Vec<Release>, KitError> {
                 "-json".into(),
                 pkg.clone(),
             ];
-            let listed = parse_go_list(&run(kit, "go", &args)?)
+            let listed = parse_go_list(&cli_output(kit, "go", &args)?)
                 .map_err(|e| registry_err(kit, "go list -m -versions", e))?;
             go_times(
                 kit,
@@ -372,7 +373,8 @@ fn go_times(kit: &Kit, versions: &[String]) -> Result<Vec<Release>, KitError> {
     }
     let mut args = vec!["list".to_string(), "-m".into(), "-json".into()];
     args.extend(versions.iter().map(|v| format!("{}@v{v}", kit.package)));
-    parse_go_list(&run(kit, "go", &args)?).map_err(|e| registry_err(kit, "go list -m -json", e))
+    parse_go_list(&cli_output(kit, "go", &args)?)
+        .map_err(|e| registry_err(kit, "go list -m -json", e))
 }
 
 fn maven_base(package: &str) -> String {

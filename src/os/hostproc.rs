@@ -22,7 +22,7 @@ use super::procfs;
 pub const MARKER_ENV: &str = "MCP_SHUTDOWN_HOST_RUN";
 
 /// How the host is started.
-pub struct Launch<'a> {
+pub struct HostLaunch<'a> {
     pub program: &'a Path,
     pub args: &'a [String],
     pub env: &'a BTreeMap<String, OsString>,
@@ -126,7 +126,7 @@ impl HostProc {
     /// the session and has the terminal as its controlling terminal, and the host is its
     /// child, as when a user types the command. Closing the terminal then hangs up the
     /// shell and the foreground group; killing the host leaves the shell and terminal up.
-    pub fn spawn(l: &Launch) -> std::io::Result<Self> {
+    pub fn spawn(l: &HostLaunch) -> std::io::Result<Self> {
         // Known before it exists: an interrupt from here on kills it.
         live().push(l.marker.to_string());
         if l.terminal == Terminal::Tmux {
@@ -270,7 +270,7 @@ fn tmux(sock: &str, args: &[&str]) -> String {
 impl HostProc {
     /// The host as its pseudo-terminal's foreground job: `cmd` (the shell) leads the
     /// session with the pty as its controlling terminal.
-    fn in_pty(mut cmd: Command, l: &Launch) -> std::io::Result<Self> {
+    fn in_pty(mut cmd: Command, l: &HostLaunch) -> std::io::Result<Self> {
         let ws = winsize();
         let pty = nix::pty::openpty(Some(&ws), None)?;
         let slave_fd = pty.slave.as_raw_fd();
@@ -319,7 +319,7 @@ impl HostProc {
     /// The host in a tmux pane of a server of its own (its socket named by the marker, its
     /// configuration empty but the terminal type, which stays the plain terminal's), the
     /// pane's shell as in [`HostProc::spawn`]'s pseudo-terminal.
-    fn spawn_tmux(l: &Launch) -> std::io::Result<Self> {
+    fn spawn_tmux(l: &HostLaunch) -> std::io::Result<Self> {
         let sock = format!("mcp-shutdown-{}", l.marker);
         let (cols, rows) = (winsize().ws_col.to_string(), winsize().ws_row.to_string());
         let mut cmd = Command::new("tmux");
@@ -528,7 +528,7 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 
 /// A process that carries the measurement's marker.
 #[derive(Clone, Debug)]
-pub struct Leftover {
+pub struct MarkedProcess {
     pub pid: i32,
     pub ppid: i32,
     /// Its session: one it leads (`sid == pid`) is a daemon that detached itself.
@@ -537,11 +537,11 @@ pub struct Leftover {
 }
 
 /// Every live process of this measurement (the host's daemons and servers included).
-pub fn leftovers(marker: &str) -> Vec<Leftover> {
+pub fn leftovers(marker: &str) -> Vec<MarkedProcess> {
     procfs::with_env(MARKER_ENV, marker)
         .into_iter()
         .filter(|p| !p.is_zombie())
-        .map(|p| Leftover {
+        .map(|p| MarkedProcess {
             pid: p.pid,
             ppid: p.ppid,
             sid: p.sid,
@@ -552,19 +552,19 @@ pub fn leftovers(marker: &str) -> Vec<Leftover> {
 
 /// Kills, by pid, every live process of this measurement and the recorder processes
 /// (which the host may have started with a filtered environment); returns what it killed.
-pub fn kill_all(marker: &str, extra: &[i32]) -> Vec<Leftover> {
+pub fn kill_all(marker: &str, extra: &[i32]) -> Vec<MarkedProcess> {
     kill_all_but(marker, extra, &[])
 }
 
 /// [`kill_all`], leaving the `spared` pids (a host's daemons kept for the next run) up.
-pub fn kill_all_but(marker: &str, extra: &[i32], spared: &[i32]) -> Vec<Leftover> {
+pub fn kill_all_but(marker: &str, extra: &[i32], spared: &[i32]) -> Vec<MarkedProcess> {
     let mut killed = Vec::new();
     for _ in 0..20 {
         let mut found = leftovers(marker);
         found.retain(|p| !spared.contains(&p.pid));
         for &pid in extra {
             if let Some(p) = procfs::proc_info(pid).filter(|p| !p.is_zombie()) {
-                found.push(Leftover {
+                found.push(MarkedProcess {
                     pid,
                     ppid: p.ppid,
                     sid: p.sid,

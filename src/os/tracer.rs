@@ -67,7 +67,7 @@ pub fn trace_signals(pid: i32) -> io::Result<SignalTrace> {
         if !ok {
             return Traced::default();
         }
-        run(pid, &mut tids, &flag)
+        trace_until_stopped(pid, &mut tids, &flag)
     });
     match ready_rx.recv() {
         Ok(Ok(())) => Ok(SignalTrace {
@@ -177,7 +177,8 @@ fn is_stop_signal(sig: i32) -> bool {
     )
 }
 
-fn run(pid: i32, tids: &mut BTreeSet<i32>, stop: &AtomicBool) -> Traced {
+/// Follows every thread of `pid` until `stop` is set or the process is gone.
+fn trace_until_stopped(pid: i32, tids: &mut BTreeSet<i32>, stop: &AtomicBool) -> Traced {
     let mut out = Traced::default();
     let mut rounds = 0u32;
     while !stop.load(Ordering::Relaxed) {

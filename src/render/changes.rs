@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::diff;
+use super::diff::{self, CaseKey};
 use super::present::{error_cell, judged, mark, not_testable, RE_RUN};
 use crate::model::{JudgedCase, Report, RuleId, ScenarioId, Status};
 
@@ -117,8 +117,6 @@ fn direction(before: Option<Status>, after: Option<Status>, present: (bool, bool
         _ => Direction::Moved,
     }
 }
-
-type CaseKey = (String, ScenarioId);
 
 fn cases(r: &Report) -> BTreeMap<CaseKey, CaseState> {
     r.results

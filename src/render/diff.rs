@@ -27,7 +27,7 @@ pub enum Change {
 /// One row of a diff. `server` is the server's name, or `line/shape` when the sides are
 /// paired by kit line and shape.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Row {
+pub struct DiffRow {
     pub server: String,
     pub scenario: ScenarioId,
     pub rule: RuleId,
@@ -61,7 +61,7 @@ pub struct Diff {
     /// True when cases were paired by kit line × shape × ending.
     pub by_shape: bool,
     pub cases: Vec<CaseRow>,
-    pub rows: Vec<Row>,
+    pub rows: Vec<DiffRow>,
 }
 
 /// A diff's side: a report, and optionally one SDK build of it (`LINE@LABEL`: a version,
@@ -74,16 +74,17 @@ pub struct Side<'r> {
     pub name: &'r str,
 }
 
-type Key = (String, ScenarioId);
+/// A case of a report: its server and scenario.
+pub(super) type CaseKey = (String, ScenarioId);
 
 /// A kit server's line, shown label (`1.30.0`, `local:eof-fix`) and shape.
 type Build = (String, String, String);
 
 /// A server of a side, with its build when it is a kit server.
-type Server<'r> = (&'r str, Option<Build>);
+type SideServer<'r> = (&'r str, Option<Build>);
 
 /// The servers of a side: name → (line, shown label, shape) for kit servers.
-fn selected<'r>(side: &Side<'r>) -> Result<Vec<Server<'r>>, String> {
+fn selected<'r>(side: &Side<'r>) -> Result<Vec<SideServer<'r>>, String> {
     let wanted = side
         .source
         .map(|s| {
@@ -128,7 +129,7 @@ fn selected<'r>(side: &Side<'r>) -> Result<Vec<Server<'r>>, String> {
 }
 
 /// Kit servers of one build per line can be paired by line and shape.
-fn one_build_per_line(servers: &[Server]) -> bool {
+fn one_build_per_line(servers: &[SideServer]) -> bool {
     let mut builds: BTreeMap<&str, &str> = BTreeMap::new();
     servers.iter().all(|(_, k)| match k {
         Some((line, label, _)) => **builds.entry(line.as_str()).or_insert(label.as_str()) == *label,
@@ -137,7 +138,7 @@ fn one_build_per_line(servers: &[Server]) -> bool {
 }
 
 /// What a side is called in the heading: its builds, or its name.
-fn describe(servers: &[Server], by_shape: bool, name: &str) -> String {
+fn describe(servers: &[SideServer], by_shape: bool, name: &str) -> String {
     if !by_shape {
         return name.to_string();
     }
@@ -152,9 +153,9 @@ fn describe(servers: &[Server], by_shape: bool, name: &str) -> String {
 
 fn cases<'r>(
     side: &Side<'r>,
-    servers: &[Server<'r>],
+    servers: &[SideServer<'r>],
     by_shape: bool,
-) -> BTreeMap<Key, &'r JudgedCase> {
+) -> BTreeMap<CaseKey, &'r JudgedCase> {
     let key_of: BTreeMap<&str, String> = servers
         .iter()
         .map(|(name, kit)| match (kit, by_shape) {
@@ -201,7 +202,7 @@ fn compare_paired(before: Side, after: Side, by_shape_allowed: bool) -> Result<D
     let (a, b) = (selected(&before)?, selected(&after)?);
     let by_shape = by_shape_allowed && one_build_per_line(&a) && one_build_per_line(&b);
     let (ca, cb) = (cases(&before, &a, by_shape), cases(&after, &b, by_shape));
-    let mut keys: Vec<&Key> = ca.keys().chain(cb.keys()).collect();
+    let mut keys: Vec<&CaseKey> = ca.keys().chain(cb.keys()).collect();
     keys.sort();
     keys.dedup();
     let mut rows = Vec::new();
@@ -224,7 +225,7 @@ fn compare_paired(before: Side, after: Side, by_shape_allowed: bool) -> Result<D
         rules.dedup();
         for rule in rules {
             let (old, new) = (so.get(rule).copied(), sn.get(rule).copied());
-            rows.push(Row {
+            rows.push(DiffRow {
                 server: k.0.clone(),
                 scenario: k.1.clone(),
                 rule: *rule,
@@ -245,7 +246,7 @@ fn compare_paired(before: Side, after: Side, by_shape_allowed: bool) -> Result<D
 
 /// Compares every check of `old` and `new`, keyed by server, scenario and rule (never by
 /// shape: the same servers, run again).
-pub fn diff(old: &Report, new: &Report) -> Vec<Row> {
+pub fn diff(old: &Report, new: &Report) -> Vec<DiffRow> {
     let side = |report| Side {
         report,
         source: None,
@@ -302,7 +303,7 @@ pub fn render_compare(d: &Diff) -> String {
 }
 
 /// A Markdown summary of a diff's checks.
-pub fn render_diff(rows: &[Row]) -> String {
+pub fn render_diff(rows: &[DiffRow]) -> String {
     let count = |c: Change| rows.iter().filter(|r| r.change == c).count();
     let mut out = format!(
         "**{} fixed · {} broken · {} new · {} removed · {} unchanged**\n",
@@ -319,7 +320,7 @@ pub fn render_diff(rows: &[Row]) -> String {
         ("New", Change::New),
         ("Removed", Change::Removed),
     ] {
-        let list: Vec<&Row> = rows.iter().filter(|r| r.change == c).collect();
+        let list: Vec<&DiffRow> = rows.iter().filter(|r| r.change == c).collect();
         if list.is_empty() {
             continue;
         }

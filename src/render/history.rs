@@ -17,21 +17,21 @@ pub struct LineHistory {
     pub line: String,
     /// Version labels, oldest first (`1.24.0`, or `local-1a2b3c4d` for a local build).
     pub versions: Vec<String>,
-    pub rows: Vec<Row>,
+    pub rows: Vec<HistoryRow>,
 }
 
 /// One shape under one ending, across the line's versions.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Row {
+pub struct HistoryRow {
     pub shape: String,
     pub scenario: String,
-    pub runs: Vec<Run>,
-    pub changes: Vec<Change>,
+    pub runs: Vec<StageRun>,
+    pub changes: Vec<StageChange>,
 }
 
 /// Consecutive versions that reached the same stage.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Run {
+pub struct StageRun {
     pub from: String,
     pub to: String,
     /// `eof`, `sigterm`, ..., an error kind when the case could not run, `–` when the
@@ -41,7 +41,7 @@ pub struct Run {
 
 /// A version whose stage differs from the one before it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Change {
+pub struct StageChange {
     pub at: String,
     pub from: String,
     pub to: String,
@@ -134,21 +134,21 @@ pub fn shown_label(label: &str) -> String {
 }
 
 /// Collapses the stages of consecutive versions into runs, and lists where they changed.
-fn runs(stages: &[(&str, String)]) -> (Vec<Run>, Vec<Change>) {
-    let mut runs: Vec<Run> = Vec::new();
+fn runs(stages: &[(&str, String)]) -> (Vec<StageRun>, Vec<StageChange>) {
+    let mut runs: Vec<StageRun> = Vec::new();
     let mut changes = Vec::new();
     for (v, s) in stages {
         match runs.last_mut() {
             Some(last) if last.stage == *s => last.to = v.to_string(),
             last => {
                 if let Some(prev) = last {
-                    changes.push(Change {
+                    changes.push(StageChange {
                         at: v.to_string(),
                         from: prev.stage.clone(),
                         to: s.clone(),
                     });
                 }
-                runs.push(Run {
+                runs.push(StageRun {
                     from: v.to_string(),
                     to: v.to_string(),
                     stage: s.clone(),
@@ -204,7 +204,7 @@ pub fn histories(report: &Report) -> Vec<LineHistory> {
                     continue;
                 }
                 let (runs, changes) = runs(&stages);
-                rows.push(Row {
+                rows.push(HistoryRow {
                     shape: shape.to_string(),
                     scenario: sc.to_string(),
                     runs,
@@ -223,7 +223,7 @@ pub fn histories(report: &Report) -> Vec<LineHistory> {
 
 /// `1.0.0–1.23.0 sigterm · 1.24.0– eof`: the last run is open-ended (to the newest version
 /// in the report) when there is more than one.
-pub fn runs_text(runs: &[Run]) -> String {
+pub fn runs_text(runs: &[StageRun]) -> String {
     let n = runs.len();
     runs.iter()
         .enumerate()
@@ -237,7 +237,7 @@ pub fn runs_text(runs: &[Run]) -> String {
 }
 
 /// `1.24.0 (sigterm → eof), ...`, or `–` when nothing changed.
-pub fn changes_text(changes: &[Change]) -> String {
+pub fn changes_text(changes: &[StageChange]) -> String {
     if changes.is_empty() {
         return "–".into();
     }

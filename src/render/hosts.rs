@@ -21,7 +21,7 @@ pub struct Column<'a> {
 
 /// One server under one host.
 #[derive(Clone, Debug)]
-pub struct Cell<'a> {
+pub struct HostCell<'a> {
     pub case: &'a JudgedCase,
     /// How long the host's user waited for the server to go, when it went.
     pub wait_ms: Option<f64>,
@@ -36,7 +36,7 @@ pub struct Cell<'a> {
     pub hosts_doing: Option<HostsDoing>,
 }
 
-impl Cell<'_> {
+impl HostCell<'_> {
     /// The case's verdict as a host cell shows it: `None` where it could not be judged, or
     /// where the host left the server no say and it missed no rule (then it is the host's
     /// doing, never "ok" beside a server left running or killed hard).
@@ -66,9 +66,9 @@ impl Cell<'_> {
 
 /// One server's row.
 #[derive(Clone, Debug)]
-pub struct Row<'a> {
+pub struct HostMatrixRow<'a> {
     pub server: &'a str,
-    pub cells: Vec<Option<Cell<'a>>>,
+    pub cells: Vec<Option<HostCell<'a>>>,
     /// What ends this server gently, from its `close` case: the answer to "what would the
     /// host have had to do".
     pub needs: Option<String>,
@@ -77,7 +77,7 @@ pub struct Row<'a> {
 #[derive(Clone, Debug)]
 pub struct HostView<'a> {
     pub columns: Vec<Column<'a>>,
-    pub rows: Vec<Row<'a>>,
+    pub rows: Vec<HostMatrixRow<'a>>,
 }
 
 /// Is this scenario a column of the host view?
@@ -142,7 +142,7 @@ pub fn view(report: &Report) -> Option<HostView<'_>> {
     let rows = servers
         .into_iter()
         .filter(|s| columns.iter().any(|c| grid.contains_key(&(*s, c.scenario))))
-        .map(|server| Row {
+        .map(|server| HostMatrixRow {
             server,
             cells: columns
                 .iter()
@@ -154,7 +154,7 @@ pub fn view(report: &Report) -> Option<HostView<'_>> {
     Some(HostView { columns, rows })
 }
 
-fn cell(r: &JudgedCase) -> Cell<'_> {
+fn cell(r: &JudgedCase) -> HostCell<'_> {
     let survived = r.stage == Some(Stage::Survived);
     let hosts_doing = r.hosts_doing();
     let ended_by = match r.stage {
@@ -170,7 +170,7 @@ fn cell(r: &JudgedCase) -> Cell<'_> {
         Some(Stage::Survived) => "left running",
         None => "?",
     };
-    Cell {
+    HostCell {
         case: r,
         // A server its launcher left behind never went: the user's wait did not end.
         wait_ms: if survived || r.left_by_launcher() {
@@ -287,7 +287,7 @@ mod tests {
             .starts_with("observed"));
         let row = &v.rows[0];
         assert_eq!(row.needs.as_deref(), Some("SIGTERM: it ignores stdin EOF"));
-        let c: Vec<&Cell> = row.cells.iter().map(|c| c.as_ref().unwrap()).collect();
+        let c: Vec<&HostCell> = row.cells.iter().map(|c| c.as_ref().unwrap()).collect();
         assert_eq!(c[0].short(), "10.0 s, SIGTERM");
         assert!(c[1].hard && !c[1].left_running);
         assert!(c[2].left_running && c[2].wait_ms.is_none());
@@ -304,7 +304,7 @@ mod tests {
             result("s", "close:zed", Stage::Sigkill, 1.0),
         ]);
         let v = view(&report).expect("host cases");
-        let c: Vec<&Cell> = v.rows[0].cells.iter().flatten().collect();
+        let c: Vec<&HostCell> = v.rows[0].cells.iter().flatten().collect();
         assert_eq!(c[0].hosts_doing, Some(HostsDoing::LeftRunning));
         assert_eq!(c[0].short(), "host left it running");
         assert!(!c[0].hard && c[0].left_running);

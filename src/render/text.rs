@@ -210,7 +210,7 @@ fn host_view(report: &Report, out: &mut String) {
 }
 
 /// One host's line: host, wait, what ended it, killed hard, what was left, verdict, ladder.
-fn host_line(c: &hosts::Column, cell: &hosts::Cell) -> [String; 7] {
+fn host_line(c: &hosts::Column, cell: &hosts::HostCell) -> [String; 7] {
     let (wait, by) = match &cell.case.error {
         Some(e) => ("-".to_string(), super::present::error_cell(e.kind)),
         None => (
@@ -242,7 +242,7 @@ fn host_line(c: &hosts::Column, cell: &hosts::Cell) -> [String; 7] {
 
 /// A host line's verdict: a missed rule's mark, else "host's doing" where the host's ladder
 /// left the server no say (never "ok" beside a server the host killed hard or left running).
-fn host_verdict(cell: &hosts::Cell) -> &'static str {
+fn host_verdict(cell: &hosts::HostCell) -> &'static str {
     match (cell.verdict(), cell.hosts_doing) {
         (Some(s), _) => super::present::mark(s),
         (None, Some(_)) => "host's doing",

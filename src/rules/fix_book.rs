@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use super::fixes::{Entry, Fixes};
+use super::fixes::{FixEntry, Fixes};
 
 const GENERATED: &str = "<!-- Generated from conformance/fixes.toml: edit that file, then \
                          `MCP_SHUTDOWN_UPDATE_BOOK=1 cargo test --lib fix_pages`. -->";
@@ -22,7 +22,7 @@ fn one_paragraph(s: &str) -> String {
 }
 
 /// One fix's section of its language's page.
-fn section(f: &Fixes, e: &Entry, fence: &str) -> String {
+fn section(f: &Fixes, e: &FixEntry, fence: &str) -> String {
     let mut s = format!("## {}\n\n", e.sdk.as_deref().unwrap_or(&e.id));
     for c in &e.concerns {
         let title = &f.concern.get(c).expect("a known concern").title;

@@ -35,7 +35,7 @@ pub struct Language {
 /// Where a fix's lines come from: a server that passes.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Source {
+pub struct FixSource {
     /// A bundled server (`conformance/servers/<server>.toml`) whose shape is `fixed`.
     #[serde(default)]
     pub server: Option<String>,
@@ -51,7 +51,7 @@ pub struct Source {
 /// One `[[fix]]`.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Entry {
+pub struct FixEntry {
     pub id: String,
     #[serde(default)]
     pub language: Option<String>,
@@ -71,10 +71,10 @@ pub struct Entry {
     #[serde(default)]
     pub lines: Option<String>,
     #[serde(default)]
-    pub source: Option<Source>,
+    pub source: Option<FixSource>,
 }
 
-impl Entry {
+impl FixEntry {
     /// Is this the fix of SDK `sdk` at release `version` (any release when unknown)?
     fn is_for(&self, sdk: &str, version: Option<&str>) -> bool {
         if !self.matches.iter().any(|m| m == sdk) {
@@ -99,7 +99,7 @@ impl Entry {
 pub struct Fixes {
     pub concern: Ordered<Concern>,
     pub language: Ordered<Language>,
-    pub fix: Vec<Entry>,
+    pub fix: Vec<FixEntry>,
 }
 
 /// A table's entries in file order (`toml` reads a document's tables in order).
@@ -157,9 +157,9 @@ impl Fixes {
 
     /// The entries for one concern of this server: its SDK's, else its language's, else
     /// any server's.
-    fn for_concern(&self, concern: &str, s: Server) -> (Vec<&Entry>, Option<&Language>) {
-        let of = |e: &&Entry| e.concerns.iter().any(|c| c == concern);
-        let sdk: Vec<&Entry> = match s.sdk {
+    fn for_concern(&self, concern: &str, s: Server) -> (Vec<&FixEntry>, Option<&Language>) {
+        let of = |e: &&FixEntry| e.concerns.iter().any(|c| c == concern);
+        let sdk: Vec<&FixEntry> = match s.sdk {
             Some(sdk) => self
                 .fix
                 .iter()
@@ -175,7 +175,7 @@ impl Fixes {
             .runtime
             .and_then(|rt| self.language.iter().find(|(_, l)| l.runtime == Some(rt)));
         if let Some((id, lang)) = language {
-            let fallback: Vec<&Entry> = self
+            let fallback: Vec<&FixEntry> = self
                 .fix
                 .iter()
                 .filter(of)
@@ -238,7 +238,7 @@ impl Fixes {
         out
     }
 
-    fn fix_of(&self, e: &Entry, title: &str, rules: Vec<RuleId>) -> Fix {
+    fn fix_of(&self, e: &FixEntry, title: &str, rules: Vec<RuleId>) -> Fix {
         let language = e.language.as_ref().and_then(|l| self.language.get(l));
         Fix {
             id: e.id.clone(),

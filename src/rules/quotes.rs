@@ -29,12 +29,12 @@ struct Section {
 
 /// A page as a reader sees it: its words with single spaces, list numbers kept, and the
 /// sections of its headings.
-struct Page {
+struct SpecPage {
     text: String,
     sections: Vec<Section>,
 }
 
-impl Page {
+impl SpecPage {
     /// The text of the section `anchor` names, or the whole page.
     fn section(&self, anchor: Option<&str>) -> Option<&str> {
         match anchor {
@@ -76,7 +76,7 @@ fn slug(heading: &str) -> String {
 }
 
 /// The page of an `.mdx` source: front matter, code blocks and markup dropped.
-fn page(mdx: &str) -> Page {
+fn page(mdx: &str) -> SpecPage {
     let body = match mdx
         .strip_prefix("---\n")
         .and_then(|r| r.split_once("\n---\n"))
@@ -137,7 +137,7 @@ fn page(mdx: &str) -> Page {
     for s in &mut sections {
         s.end = s.end.min(text.len());
     }
-    Page { text, sections }
+    SpecPage { text, sections }
 }
 
 /// The source file and anchor a rule's URL names, for the revision it is judged in.

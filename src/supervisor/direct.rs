@@ -4,7 +4,7 @@ use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use super::drive::drive;
-use super::ladder::Ladder;
+use super::ladder::LadderState;
 use super::launch::{handshake, launch, settled_stdout, Running, ServerStdin, StderrTap};
 use super::link::Link;
 use super::protocol::CaseSpec;
@@ -191,7 +191,7 @@ pub fn run(spec: &CaseSpec, link: &Link) -> Observation {
         send_inflight(spec, &mut run);
     }
     let origin = spec.scenario.stdin_null.then_some(run.started_ns);
-    let ladder = Ladder::new(spec.scenario.steps.clone(), spec.budgets.prompt_ms, origin);
+    let ladder = LadderState::new(spec.scenario.steps.clone(), spec.budgets.prompt_ms, origin);
     let Running {
         child: mut server_child,
         pidfd,

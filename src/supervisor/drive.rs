@@ -1,9 +1,9 @@
-//! Runs a [`Ladder`] against a real process: carries out its commands and feeds it what
+//! Runs a [`LadderState`] against a real process: carries out its commands and feeds it what
 //! happened. The only loop with I/O around the pure state machine.
 
 use std::sync::mpsc::Receiver;
 
-use super::ladder::{Command, Ended, Event, Ladder, TreeSample};
+use super::ladder::{Command, Ended, Event, LadderState, TreeSample};
 use super::link::Link;
 use crate::model::{Action, Diagnostics, ServerProcess, Stage};
 use crate::os::{diagnose, identify, mono_ns, procfs::TreeSampler, Pidfd};
@@ -21,7 +21,7 @@ pub struct Driven {
 /// happened; `watcher` stamps the server's exit (started before any trigger, so neither
 /// sampling here nor starting a thread can delay the stamp).
 pub fn drive(
-    mut ladder: Ladder,
+    mut ladder: LadderState,
     server: &Pidfd,
     watcher: Option<&Receiver<u64>>,
     sampler: &mut TreeSampler,

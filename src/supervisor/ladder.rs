@@ -120,7 +120,7 @@ struct Clocks {
 
 /// The state of one ladder.
 #[derive(Debug)]
-pub struct Ladder {
+pub struct LadderState {
     steps: Vec<Step>,
     prompt_ms: u64,
     i: usize,
@@ -136,7 +136,7 @@ pub struct Ladder {
     first_held_ns: Option<u64>,
 }
 
-impl Ladder {
+impl LadderState {
     /// A ladder whose driver holds the CPU token; `origin` is the trigger time when it
     /// precedes the first step (a server started with stdin at EOF).
     pub fn new(steps: Vec<Step>, prompt_ms: u64, origin: Option<u64>) -> Self {

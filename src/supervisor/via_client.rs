@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use super::drive::drive;
-use super::ladder::Ladder;
+use super::ladder::LadderState;
 use super::launch::StderrTap;
 use super::link::{spawn_guard, Link};
 use super::protocol::{recv, send, CaseSpec, ClientEvent, ClientMode, ToClient};
@@ -296,7 +296,7 @@ pub fn run(spec: &CaseSpec, helper: &Path, link: &Link) -> Observation {
     } else {
         step.into_iter().collect()
     };
-    let ladder = Ladder::new(steps, spec.budgets.prompt_ms, None);
+    let ladder = LadderState::new(steps, spec.budgets.prompt_ms, None);
     let driven = drive(ladder, &server, watcher.as_ref(), &mut sampler, link, |a| {
         trigger(a, &mut client)
     });

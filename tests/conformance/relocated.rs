@@ -72,6 +72,8 @@ pub fn relocated(bin: &Path, cwd: &Path, args: &[&str]) -> Output {
         .current_dir(cwd)
         .env_remove("MCP_SHUTDOWN_BIN")
         .env_remove("MCP_SHUTDOWN_KIT_CACHE")
+        // Cargo sets it for the tests; a user's shell has none.
+        .env_remove("CARGO_MANIFEST_DIR")
         .env("npm_config_update_notifier", "false")
         .stdin(Stdio::null())
         .output()
@@ -262,6 +264,53 @@ fn mcp_cache() -> PathBuf {
 #[test]
 fn the_binary_alone_runs_every_command_where_its_checkout_is_hidden() {
     relocated_checks(Path::new(BIN));
+}
+
+/// The catalogues (rules, fixes, endings, kits) come from the binary itself, with no node
+/// needed: a stdlib-only Python server is checked, its report rendered again with its fix,
+/// and the rules and kit lines listed, where the checkout is hidden.
+#[test]
+fn the_binary_alone_reads_its_catalogues_from_itself() {
+    if !on_path("python3") {
+        crate::skip::missing("relocated", "python3", "the hostile fixtures use it");
+        return;
+    }
+    let (dir, bin) = copied(Path::new(BIN));
+    let work = dir.path();
+    for f in ["mcp_min.py", "sigterm_only.py"] {
+        fs::copy(
+            Path::new(ROOT).join("fixtures/hostile").join(f),
+            work.join(f),
+        )
+        .unwrap();
+    }
+    let run = |args: &[&str], code: i32| {
+        let out = relocated(&bin, work, args);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {}", said(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let rules = run(&["rules"], 0);
+    assert!(rules.contains("stdio-exit-on-eof"), "{rules}");
+    let lines = run(&["sdk", "lines"], 0);
+    assert!(lines.lines().any(|l| l == "typescript"), "{lines}");
+    let check = [
+        "check",
+        "--scenario",
+        "close",
+        "--name",
+        "held",
+        "--output",
+        "r.json",
+        "--",
+        "python3",
+        "-u",
+        "sigterm_only.py",
+    ];
+    let said_then = run(&check, 1);
+    let again = run(&["report", "render", "--from", "r.json"], 0);
+    for text in [&said_then, &again] {
+        assert!(text.contains("FIX      held: "), "{text}");
+    }
 }
 
 #[test]

@@ -22,7 +22,7 @@ const LONGER_TODAY: &[(&str, usize)] = &[
     ("src/config/profiles.rs: Profiles::parse", 68),
     ("src/harness/scheduler.rs: Harness::run_each", 65),
     ("src/harness/setup.rs: ensure", 65),
-    ("src/hosts/emit.rs: summarise", 81),
+    ("src/hosts/emit.rs: summarise", 68),
     ("src/hosts/install.rs: ensure", 83),
     ("src/hosts/measure.rs: one_run", 75),
     ("src/hosts/realhost/judge.rs: judge", 68),
@@ -32,7 +32,7 @@ const LONGER_TODAY: &[(&str, usize)] = &[
     ("src/kits/install/local.rs: local_source", 62),
     ("src/kits/install/run.rs: run_step", 62),
     ("src/mcp/handshake.rs: handshake", 66),
-    ("src/os/tracer.rs: run", 78),
+    ("src/os/tracer.rs: trace_until_stopped", 78),
     ("src/render/diff.rs: render_pruned", 62),
     ("src/render/github.rs: render", 67),
     ("src/render/hosts.rs: view", 61),
@@ -69,7 +69,7 @@ struct Lengths<'a> {
     out: &'a mut BTreeMap<String, usize>,
 }
 
-fn is_test(attrs: &[syn::Attribute]) -> bool {
+pub fn is_test(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
         a.path().is_ident("test")
             || (a.path().is_ident("cfg") && a.parse_args::<syn::Ident>().is_ok_and(|i| i == "test"))

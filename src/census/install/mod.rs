@@ -20,7 +20,7 @@
 //! to prove the launch will not need the network. The launch runs the same launcher with
 //! those switches, so a missing package fails at once instead of downloading mid-measurement.
 
-use super::listing::{Entry, Registry, Runtime};
+use super::listing::{Entry, Launcher, Registry};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
@@ -35,7 +35,7 @@ mod recipe;
 mod tests;
 
 use once::*;
-pub(super) use once::{fnv1a, run_once, Runner, System};
+pub(super) use once::{fnv1a, run_once, StepRunner, System};
 use recipe::*;
 pub use recipe::{install_steps, launch};
 pub(super) use recipe::{npm_cache, npm_env, uv_env, uvx_install_step, uvx_path, work_dir};
@@ -55,7 +55,7 @@ const TAIL_LINES: usize = 25;
 /// How to start one entry from the cache, offline: argv (no shell), environment additions and
 /// working directory.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Launch {
+pub struct CachedLaunch {
     /// `npx` (looked up on `PATH`, as users run it) or the absolute path of the cached `uvx`.
     pub program: String,
     pub args: Vec<String>,
@@ -66,7 +66,7 @@ pub struct Launch {
 
 /// What the install phase is doing, for a progress line.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Progress {
+pub enum InstallProgress {
     /// Installing a launcher into the cache (uv, once per cache).
     Runtime { tool: String, version: String },
     Started {
@@ -145,14 +145,14 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> InstallError + '_ {
 
 /// One command of the recipe, as data (so the pure parts can be tested without running it).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Step {
+pub struct InstallStep {
     pub program: String,
     pub args: Vec<String>,
     pub env: BTreeMap<String, String>,
     pub cwd: PathBuf,
 }
 
-impl Step {
+impl InstallStep {
     /// For messages and stamps; words with spaces quoted so the line reads unambiguously.
     pub fn render(&self) -> String {
         std::iter::once(&self.program)
@@ -190,18 +190,18 @@ fn on_path(program: &str) -> bool {
 pub fn install(
     entries: &[Entry],
     cache: &Path,
-    progress: &mut dyn FnMut(Progress),
+    progress: &mut dyn FnMut(InstallProgress),
 ) -> Vec<Result<(), InstallError>> {
     install_with(&System, entries, cache, progress)
 }
 
 fn install_with(
-    runner: &dyn Runner,
+    runner: &dyn StepRunner,
     entries: &[Entry],
     cache: &Path,
-    progress: &mut dyn FnMut(Progress),
+    progress: &mut dyn FnMut(InstallProgress),
 ) -> Vec<Result<(), InstallError>> {
-    let uv = if entries.iter().any(|e| e.runtime == Runtime::Uvx) {
+    let uv = if entries.iter().any(|e| e.runtime == Launcher::Uvx) {
         Some(ensure_uv(runner, cache, progress))
     } else {
         None
@@ -210,13 +210,13 @@ fn install_with(
     let mut results = Vec::with_capacity(total);
     for (index, entry) in entries.iter().enumerate() {
         let started = Instant::now();
-        progress(Progress::Started {
+        progress(InstallProgress::Started {
             index,
             total,
             id: entry.id.clone(),
         });
         let result = install_entry(runner, entry, cache, uv.as_ref());
-        progress(Progress::Finished {
+        progress(InstallProgress::Finished {
             index,
             total,
             id: entry.id.clone(),
@@ -230,9 +230,9 @@ fn install_with(
 }
 
 fn ensure_uv(
-    runner: &dyn Runner,
+    runner: &dyn StepRunner,
     cache: &Path,
-    progress: &mut dyn FnMut(Progress),
+    progress: &mut dyn FnMut(InstallProgress),
 ) -> Result<(), UvError> {
     if !on_path("python3") {
         return Err(UvError::NoPython);
@@ -241,7 +241,7 @@ fn ensure_uv(
     let key = format!("uv-{UV_VERSION}");
     let content = stamp_content(&steps);
     if !stamped(cache, &key, &content) || !uvx_path(cache).exists() {
-        progress(Progress::Runtime {
+        progress(InstallProgress::Runtime {
             tool: "uv".into(),
             version: UV_VERSION.into(),
         });
@@ -254,7 +254,7 @@ fn ensure_uv(
 }
 
 fn install_entry(
-    runner: &dyn Runner,
+    runner: &dyn StepRunner,
     entry: &Entry,
     cache: &Path,
     uv: Option<&Result<(), UvError>>,

@@ -6,21 +6,21 @@ use crate::os::command as os;
 
 /// Where a step ran to, as far as the install logic cares.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub enum StepOutcome {
     Success,
     Failed { status: String },
     TimedOut,
 }
 
 /// Runs steps; the real one spawns processes, tests count calls.
-pub(in crate::census) trait Runner {
-    fn run(&self, step: &Step, log: &mut File) -> std::io::Result<Outcome>;
+pub(in crate::census) trait StepRunner {
+    fn run(&self, step: &InstallStep, log: &mut File) -> std::io::Result<StepOutcome>;
 }
 
 pub(in crate::census) struct System;
 
-impl Runner for System {
-    fn run(&self, step: &Step, log: &mut File) -> std::io::Result<Outcome> {
+impl StepRunner for System {
+    fn run(&self, step: &InstallStep, log: &mut File) -> std::io::Result<StepOutcome> {
         writeln!(log, "$ {}", step.render_with_env())?;
         // Its own group, so a timeout stops the install's children (sh, node-gyp, …) too.
         let status = os::run_logged(
@@ -32,11 +32,11 @@ impl Runner for System {
             INSTALL_TIMEOUT,
         )?;
         Ok(match status {
-            Some(s) if s.success() => Outcome::Success,
-            Some(s) => Outcome::Failed {
+            Some(s) if s.success() => StepOutcome::Success,
+            Some(s) => StepOutcome::Failed {
                 status: s.to_string(),
             },
-            None => Outcome::TimedOut,
+            None => StepOutcome::TimedOut,
         })
     }
 }
@@ -49,14 +49,14 @@ pub(in crate::census) fn fnv1a(data: &str) -> u64 {
 }
 
 /// A file-name-safe key for one install: readable prefix, hash of everything that matters.
-pub(super) fn install_key(entry: &Entry, steps: &[Step]) -> String {
+pub(super) fn install_key(entry: &Entry, steps: &[InstallStep]) -> String {
     let readable = crate::census::listing::entry_id(&entry.identifier, &entry.version);
     let what = format!(
         "{RECIPE}\n{}\n{}",
         entry.registry,
         steps
             .iter()
-            .map(Step::render)
+            .map(InstallStep::render)
             .collect::<Vec<_>>()
             .join("\n")
     );
@@ -92,7 +92,7 @@ pub(super) fn lock(cache: &Path, key: &str) -> Result<Lock, InstallError> {
     crate::os::lock::lock_path(&path).map_err(io_err(&path))
 }
 
-pub(super) fn stamp_content(steps: &[Step]) -> String {
+pub(super) fn stamp_content(steps: &[InstallStep]) -> String {
     let mut content = format!("{RECIPE}\n");
     for step in steps {
         content.push_str(&step.render_with_env());
@@ -122,11 +122,11 @@ pub(super) fn write_stamp(cache: &Path, key: &str, content: &str) -> Result<(), 
 /// Runs `steps` in order under the key's lock unless the stamp says they already ran; returns
 /// whether it was cached.
 pub(in crate::census) fn run_once(
-    runner: &dyn Runner,
+    runner: &dyn StepRunner,
     cache: &Path,
     id: &str,
     key: &str,
-    steps: &[Step],
+    steps: &[InstallStep],
 ) -> Result<bool, InstallError> {
     let content = stamp_content(steps);
     // Fast path without the lock: a finished stamp is never rewritten with other content.
@@ -157,8 +157,8 @@ pub(in crate::census) fn run_once(
                 source: Arc::new(e),
             })?;
         match outcome {
-            Outcome::Success => {}
-            Outcome::Failed { status } => {
+            StepOutcome::Success => {}
+            StepOutcome::Failed { status } => {
                 return Err(InstallError::Failed {
                     id: id.to_string(),
                     command: step.render(),
@@ -167,7 +167,7 @@ pub(in crate::census) fn run_once(
                     log: log_path,
                 })
             }
-            Outcome::TimedOut => {
+            StepOutcome::TimedOut => {
                 return Err(InstallError::TimedOut {
                     id: id.to_string(),
                     command: step.render(),

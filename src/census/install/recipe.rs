@@ -69,7 +69,7 @@ pub(in crate::census) fn uvx_install_step(
     before: Vec<String>,
     cache: &Path,
     offline: bool,
-) -> Step {
+) -> InstallStep {
     let mut args = before;
     args.extend(entry.runtime_args.iter().cloned());
     args.push("--from".into());
@@ -80,7 +80,7 @@ pub(in crate::census) fn uvx_install_step(
     // compiling every module again (PYTHONDONTWRITEBYTECODE is common in CI and would make
     // that happen on every start).
     env.insert("UV_COMPILE_BYTECODE".into(), "1".into());
-    Step {
+    InstallStep {
         program: uvx_path(cache).display().to_string(),
         args,
         env,
@@ -89,10 +89,10 @@ pub(in crate::census) fn uvx_install_step(
 }
 
 /// The online install step of an entry and the offline check that follows it.
-pub fn install_steps(entry: &Entry, cache: &Path) -> [Step; 2] {
-    let spec_args = |offline: bool| -> Step {
+pub fn install_steps(entry: &Entry, cache: &Path) -> [InstallStep; 2] {
+    let spec_args = |offline: bool| -> InstallStep {
         match entry.runtime {
-            Runtime::Npx => {
+            Launcher::Npx => {
                 let mut args = vec!["--yes".to_string()];
                 args.extend(entry.runtime_args.iter().cloned());
                 args.push(format!("--package={}@{}", entry.identifier, entry.version));
@@ -101,28 +101,28 @@ pub fn install_steps(entry: &Entry, cache: &Path) -> [Step; 2] {
                 // Lifecycle scripts (postinstall downloads and builds) print into the install
                 // log instead of npm's own debug log, so a failure's tail says what failed.
                 env.insert("npm_config_foreground_scripts".into(), "true".into());
-                Step {
+                InstallStep {
                     program: "npx".into(),
                     args,
                     env,
                     cwd: work_dir(cache),
                 }
             }
-            Runtime::Uvx => uvx_install_step(entry, Vec::new(), cache, offline),
+            Launcher::Uvx => uvx_install_step(entry, Vec::new(), cache, offline),
         }
     };
     [spec_args(false), spec_args(true)]
 }
 
 /// The offline launch of an entry from the cache.
-pub fn launch(entry: &Entry, cache: &Path) -> Launch {
+pub fn launch(entry: &Entry, cache: &Path) -> CachedLaunch {
     let (program, mut env) = match entry.runtime {
-        Runtime::Npx => ("npx".to_string(), npm_env(cache, true)),
-        Runtime::Uvx => (uvx_path(cache).display().to_string(), uv_env(cache, true)),
+        Launcher::Npx => ("npx".to_string(), npm_env(cache, true)),
+        Launcher::Uvx => (uvx_path(cache).display().to_string(), uv_env(cache, true)),
     };
     // The server's own variables go last: they are what its README asks for.
     env.extend(entry.env.clone());
-    Launch {
+    CachedLaunch {
         program,
         args: entry.args.clone(),
         env,
@@ -132,10 +132,10 @@ pub fn launch(entry: &Entry, cache: &Path) -> Launch {
 
 /// The steps that put the pinned uv into `$CACHE/uv`: a venv of the system Python and uv from
 /// PyPI at [`UV_VERSION`].
-pub(super) fn uv_steps(cache: &Path) -> Vec<Step> {
+pub(super) fn uv_steps(cache: &Path) -> Vec<InstallStep> {
     let venv = uv_venv(cache);
     vec![
-        Step {
+        InstallStep {
             program: "python3".into(),
             args: vec![
                 "-m".into(),
@@ -146,7 +146,7 @@ pub(super) fn uv_steps(cache: &Path) -> Vec<Step> {
             env: BTreeMap::new(),
             cwd: cache.to_path_buf(),
         },
-        Step {
+        InstallStep {
             program: venv.join("bin").join("python").display().to_string(),
             args: vec![
                 "-m".into(),

@@ -107,24 +107,24 @@ fn tail_keeps_the_last_lines() {
 /// Counts runs; fails the steps whose program is `fail`.
 struct Fake(AtomicUsize);
 
-impl Runner for Fake {
-    fn run(&self, step: &Step, log: &mut File) -> std::io::Result<Outcome> {
+impl StepRunner for Fake {
+    fn run(&self, step: &InstallStep, log: &mut File) -> std::io::Result<StepOutcome> {
         self.0.fetch_add(1, Ordering::SeqCst);
         writeln!(log, "ran {}", step.render())?;
         // Long enough for a concurrent caller to reach the lock.
         std::thread::sleep(Duration::from_millis(50));
         if step.program == "fail" {
             writeln!(log, "npm error code E404")?;
-            return Ok(Outcome::Failed {
+            return Ok(StepOutcome::Failed {
                 status: "exit status: 1".into(),
             });
         }
-        Ok(Outcome::Success)
+        Ok(StepOutcome::Success)
     }
 }
 
-fn step(program: &str) -> Step {
-    Step {
+fn step(program: &str) -> InstallStep {
+    InstallStep {
         program: program.into(),
         args: vec!["x y".into()],
         env: BTreeMap::new(),
@@ -190,7 +190,7 @@ fn a_missing_uv_fails_only_the_pypi_entries() {
     let results = install_with(&fake, &es[1..], dir.path(), &mut |p| seen.push(p));
     // The fake "installs" uv without creating it, and the entry then runs its two steps.
     assert!(results[0].is_ok());
-    assert!(matches!(seen[0], Progress::Runtime { .. }));
+    assert!(matches!(seen[0], InstallProgress::Runtime { .. }));
     let err = install_entry(&fake, &es[1], dir.path(), Some(&Err(UvError::NoPython))).unwrap_err();
     assert_eq!(
         err.to_string(),

@@ -42,16 +42,16 @@ pub enum Registry {
 /// The launcher users run a package with (and that stays in the process tree).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Runtime {
+pub enum Launcher {
     Npx,
     Uvx,
 }
 
-impl Runtime {
+impl Launcher {
     pub fn program(self) -> &'static str {
         match self {
-            Runtime::Npx => "npx",
-            Runtime::Uvx => "uvx",
+            Launcher::Npx => "npx",
+            Launcher::Uvx => "uvx",
         }
     }
 }
@@ -79,7 +79,7 @@ pub struct Entry {
     pub registry: Registry,
     pub identifier: String,
     pub version: String,
-    pub runtime: Runtime,
+    pub runtime: Launcher,
     /// The resolved `runtimeArguments` alone (the install phase passes them too).
     pub runtime_args: Vec<String>,
     /// argv after the launcher: runtime arguments, `identifier@version` (npm) or

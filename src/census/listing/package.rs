@@ -6,7 +6,7 @@ use super::*;
 /// A package that passed every check, with its argv and environment resolved.
 pub(super) struct Resolved {
     pub(super) registry: Registry,
-    pub(super) runtime: Runtime,
+    pub(super) runtime: Launcher,
     pub(super) identifier: String,
     pub(super) version: String,
     pub(super) runtime_args: Vec<String>,
@@ -47,7 +47,7 @@ impl Resolved {
 /// arguments already say it; the package spec pins the exact version in each ecosystem's
 /// own syntax.
 pub fn build_args(
-    runtime: Runtime,
+    runtime: Launcher,
     runtime_args: &[String],
     identifier: &str,
     version: &str,
@@ -55,14 +55,14 @@ pub fn build_args(
 ) -> Vec<String> {
     let mut args = vec![];
     match runtime {
-        Runtime::Npx => {
+        Launcher::Npx => {
             if !runtime_args.iter().any(|a| a == "-y" || a == "--yes") {
                 args.push("-y".to_string());
             }
             args.extend(runtime_args.iter().cloned());
             args.push(format!("{identifier}@{version}"));
         }
-        Runtime::Uvx => {
+        Launcher::Uvx => {
             args.extend(runtime_args.iter().cloned());
             args.push(format!("{identifier}=={version}"));
         }
@@ -203,10 +203,10 @@ pub(super) fn runtime_for(
     pointer: &str,
     obj: &Map<String, Value>,
     registry: Registry,
-) -> Result<Runtime, Reject> {
+) -> Result<Launcher, Reject> {
     let expected = match registry {
-        Registry::Npm => Runtime::Npx,
-        Registry::Pypi => Runtime::Uvx,
+        Registry::Npm => Launcher::Npx,
+        Registry::Pypi => Launcher::Uvx,
     };
     let Some(hint) = optional_str(pointer, obj, "runtimeHint")? else {
         return Ok(expected);

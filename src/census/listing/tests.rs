@@ -31,7 +31,7 @@ fn one_server_json_gives_an_npx_entry_with_a_placeholder_secret() {
     let e = one(NPM);
     assert_eq!(e.id, "example-server-weather-1.0.0");
     assert_eq!(e.server_name, "io.github.user/weather");
-    assert_eq!(e.runtime, Runtime::Npx);
+    assert_eq!(e.runtime, Launcher::Npx);
     assert_eq!(e.pointer, "/packages/0");
     assert_eq!(
         e.args,
@@ -93,7 +93,7 @@ fn pypi_runs_with_uvx_and_pins_with_double_equals() {
         "runtimeArguments":[{"type":"named","name":"--python","value":"3.11"}],
         "packageArguments":[{"type":"named","name":"--local-timezone","default":"UTC"}]}]}"#,
     );
-    assert_eq!(e.runtime, Runtime::Uvx);
+    assert_eq!(e.runtime, Launcher::Uvx);
     assert_eq!(e.runtime_args, ["--python", "3.11"]);
     assert_eq!(
         e.args,

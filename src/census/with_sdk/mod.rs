@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::install::{InstallError, Launch};
+use super::install::{CachedLaunch, InstallError};
 use super::listing::{Entry, Registry};
 use crate::config::manifest::Manifest;
 use crate::model::{
@@ -31,7 +31,7 @@ pub struct Replacement {
     /// Its package in its registry (`@modelcontextprotocol/sdk`, `mcp`).
     pub package: String,
     pub registry: Registry,
-    pub source: Source,
+    pub source: SdkSource,
     /// The other SDK lines of the same registry, as (line, package): a server holding one of
     /// them and not this one "uses another SDK".
     pub others: Vec<(String, String)>,
@@ -39,7 +39,7 @@ pub struct Replacement {
 
 /// A published release, or an artifact a local checkout was built into.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Source {
+pub enum SdkSource {
     Release {
         version: String,
     },
@@ -56,16 +56,16 @@ impl Replacement {
     /// For file and server names: `1.24.0`, `local-eof-fix`.
     pub fn label(&self) -> &str {
         match &self.source {
-            Source::Release { version } => version,
-            Source::Artifact { name, .. } => name,
+            SdkSource::Release { version } => version,
+            SdkSource::Artifact { name, .. } => name,
         }
     }
 
     /// As a report names it: `1.24.0`, `local:eof-fix`.
     pub fn shown(&self) -> String {
         match &self.source {
-            Source::Release { version } => version.clone(),
-            Source::Artifact { name, .. } => {
+            SdkSource::Release { version } => version.clone(),
+            SdkSource::Artifact { name, .. } => {
                 format!("local:{}", name.strip_prefix("local-").unwrap_or(name))
             }
         }
@@ -74,7 +74,7 @@ impl Replacement {
     /// The full version: a release's, or a local build's with `+local.<hash>`.
     pub fn version(&self) -> &str {
         match &self.source {
-            Source::Release { version } | Source::Artifact { version, .. } => version,
+            SdkSource::Release { version } | SdkSource::Artifact { version, .. } => version,
         }
     }
 
@@ -158,8 +158,8 @@ pub fn not_replaced(after: &Inventory, r: &Replacement) -> Vec<SdkCopy> {
         .filter(|f| {
             let same_version = f.copy.version == r.declared();
             let same_source = match &r.source {
-                Source::Release { .. } => true,
-                Source::Artifact { path, .. } => {
+                SdkSource::Release { .. } => true,
+                SdkSource::Artifact { path, .. } => {
                     let file = path.file_name().map(|n| n.to_string_lossy().into_owned());
                     f.resolved
                         .as_deref()
@@ -175,7 +175,7 @@ pub fn not_replaced(after: &Inventory, r: &Replacement) -> Vec<SdkCopy> {
 
 /// One entry after the preparation: its manifest with the replacement, or why there is none.
 #[derive(Clone, Debug)]
-pub struct Prepared {
+pub struct PreparedEntry {
     pub server: WhatIfServer,
     pub manifest: Option<Manifest>,
 }
@@ -188,7 +188,7 @@ pub fn prepare(
     entries: &[Entry],
     cache: &Path,
     say: &mut dyn FnMut(String),
-) -> Vec<Prepared> {
+) -> Vec<PreparedEntry> {
     entries
         .iter()
         .map(|e| {
@@ -227,7 +227,7 @@ fn copies_text(copies: &[SdkCopy]) -> String {
     v.join(", ")
 }
 
-fn prepare_entry(r: &Replacement, e: &Entry, cache: &Path) -> Prepared {
+fn prepare_entry(r: &Replacement, e: &Entry, cache: &Path) -> PreparedEntry {
     let mut server = WhatIfServer {
         server: e.id.clone(),
         after: None,
@@ -250,7 +250,7 @@ fn prepare_entry(r: &Replacement, e: &Entry, cache: &Path) -> Prepared {
         Ok(c) => server.copies = c,
     }
     if server.untouched.is_some() {
-        return Prepared {
+        return PreparedEntry {
             server,
             manifest: None,
         };
@@ -262,7 +262,7 @@ fn prepare_entry(r: &Replacement, e: &Entry, cache: &Path) -> Prepared {
     match installed {
         Err(err) => {
             server.untouched = Some(failed(err));
-            Prepared {
+            PreparedEntry {
                 server,
                 manifest: None,
             }
@@ -278,7 +278,7 @@ fn prepare_entry(r: &Replacement, e: &Entry, cache: &Path) -> Prepared {
             // No copy became the replacement: running it again would measure nothing new.
             if server.replaced.is_empty() {
                 server.untouched = Some(Untouched::OverrideIgnored);
-                return Prepared {
+                return PreparedEntry {
                     server,
                     manifest: None,
                 };
@@ -286,7 +286,7 @@ fn prepare_entry(r: &Replacement, e: &Entry, cache: &Path) -> Prepared {
             let mut m = super::manifest_of(e, launch);
             m.name = r.server_name(e);
             server.after = Some(m.name.clone());
-            Prepared {
+            PreparedEntry {
                 server,
                 manifest: Some(m),
             }
@@ -325,7 +325,7 @@ fn no_verdict(report: &Report, server: &str) -> String {
 
 /// Each server's endings before → after, from the report's results (the replacement's
 /// servers are named by [`Replacement::server_name`]). Pure.
-pub fn pair(report: &Report, r: &Replacement, prepared: &[Prepared]) -> WhatIf {
+pub fn pair(report: &Report, r: &Replacement, prepared: &[PreparedEntry]) -> WhatIf {
     let servers = prepared
         .iter()
         .map(|p| {
@@ -374,4 +374,4 @@ pub fn pair(report: &Report, r: &Replacement, prepared: &[Prepared]) -> WhatIf {
 }
 
 /// The launch of an entry with the replacement, and the copies its install then holds.
-type Installed = (Inventory, Launch);
+type InstalledLaunch = (Inventory, CachedLaunch);

@@ -18,9 +18,9 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::{Found, Installed, Inventory, Replacement, Source};
+use super::{Found, InstalledLaunch, Inventory, Replacement, SdkSource};
 use crate::census::install::{
-    fnv1a, npm_cache, npm_env, run_once, InstallError, Launch, Step, System,
+    fnv1a, npm_cache, npm_env, run_once, CachedLaunch, InstallError, InstallStep, System,
 };
 use crate::census::listing::Entry;
 use crate::model::SdkCopy;
@@ -133,8 +133,8 @@ fn read_copy(root: &Path, at: &Path, lock: &Value) -> Option<Found> {
 /// What npm installs the replacement from: a release's version, or the artifact's file.
 pub(super) fn spec(r: &Replacement) -> String {
     match &r.source {
-        Source::Release { version } => version.clone(),
-        Source::Artifact { path, .. } => format!("file:{}", path.display()),
+        SdkSource::Release { version } => version.clone(),
+        SdkSource::Artifact { path, .. } => format!("file:{}", path.display()),
     }
 }
 
@@ -154,7 +154,7 @@ pub(super) fn project_json(e: &Entry, r: &Replacement) -> String {
 /// content hash keeps two builds of one name apart.
 pub(super) fn project_dir(e: &Entry, r: &Replacement, cache: &Path) -> PathBuf {
     let mut group = format!("{}-{}", r.line, r.label());
-    if matches!(r.source, Source::Artifact { .. }) {
+    if matches!(r.source, SdkSource::Artifact { .. }) {
         group.push_str(&format!("-{:08x}", fnv1a(r.version()) as u32));
     }
     cache.join("with-sdk").join(group).join(&e.id)
@@ -162,7 +162,7 @@ pub(super) fn project_dir(e: &Entry, r: &Replacement, cache: &Path) -> PathBuf {
 
 /// `npm install` in the project (lifecycle scripts in the log, as the census installs),
 /// then the launch's own `npx` offline as proof that it needs no network.
-pub(super) fn steps(e: &Entry, dir: &Path, cache: &Path) -> Vec<Step> {
+pub(super) fn steps(e: &Entry, dir: &Path, cache: &Path) -> Vec<InstallStep> {
     let mut online = npm_env(cache, false);
     online.insert("npm_config_foreground_scripts".into(), "true".into());
     let mut proof_args = vec!["--yes".to_string()];
@@ -170,13 +170,13 @@ pub(super) fn steps(e: &Entry, dir: &Path, cache: &Path) -> Vec<Step> {
     proof_args.push(format!("--package={}@{}", e.identifier, e.version));
     proof_args.extend(["--".into(), "true".into()]);
     vec![
-        Step {
+        InstallStep {
             program: "npm".into(),
             args: vec!["install".into()],
             env: online,
             cwd: dir.to_path_buf(),
         },
-        Step {
+        InstallStep {
             program: "npx".into(),
             args: proof_args,
             env: npm_env(cache, true),
@@ -185,7 +185,11 @@ pub(super) fn steps(e: &Entry, dir: &Path, cache: &Path) -> Vec<Step> {
     ]
 }
 
-pub(super) fn install(e: &Entry, r: &Replacement, cache: &Path) -> Result<Installed, InstallError> {
+pub(super) fn install(
+    e: &Entry,
+    r: &Replacement,
+    cache: &Path,
+) -> Result<InstalledLaunch, InstallError> {
     let dir = project_dir(e, r, cache);
     fs::create_dir_all(&dir).map_err(io_err(&dir))?;
     let pj = project_json(e, r);
@@ -215,7 +219,7 @@ pub(super) fn install(e: &Entry, r: &Replacement, cache: &Path) -> Result<Instal
     env.extend(e.env.clone());
     Ok((
         after,
-        Launch {
+        CachedLaunch {
             program: "npx".into(),
             args: e.args.clone(),
             env,

@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{Found, Installed, Inventory, Replacement, Source};
+use super::{Found, InstalledLaunch, Inventory, Replacement, SdkSource};
 use crate::census::install::{
-    fnv1a, run_once, uv_env, uvx_install_step, uvx_path, work_dir, InstallError, Launch, Step,
-    System,
+    fnv1a, run_once, uv_env, uvx_install_step, uvx_path, work_dir, CachedLaunch, InstallError,
+    InstallStep, System,
 };
 use crate::census::listing::Entry;
 use crate::model::SdkCopy;
@@ -67,8 +67,8 @@ pub(super) fn parse_dists(stdout: &str, packages: &[&str]) -> Option<Inventory> 
 /// The requirement that pins the replacement: `mcp==1.20.0`, or `mcp @ file:///…whl`.
 pub(super) fn requirement(r: &Replacement) -> String {
     match &r.source {
-        Source::Release { version } => format!("{}=={version}", r.package),
-        Source::Artifact { path, .. } => format!("{} @ file://{}", r.package, path.display()),
+        SdkSource::Release { version } => format!("{}=={version}", r.package),
+        SdkSource::Artifact { path, .. } => format!("{} @ file://{}", r.package, path.display()),
     }
 }
 
@@ -105,7 +105,7 @@ fn inspect(
         INSPECT.into(),
     ]);
     let uvx = uvx_path(cache);
-    let step = Step {
+    let step = InstallStep {
         program: uvx.display().to_string(),
         args,
         env: uv_env(cache, true),
@@ -147,21 +147,30 @@ pub(super) fn inventory_before(
 /// `$CACHE/with-sdk/<line>-<label>[-<hash>]/overrides.txt`.
 fn overrides_file(r: &Replacement, cache: &Path) -> PathBuf {
     let mut group = format!("{}-{}", r.line, r.label());
-    if matches!(r.source, Source::Artifact { .. }) {
+    if matches!(r.source, SdkSource::Artifact { .. }) {
         group.push_str(&format!("-{:08x}", fnv1a(r.version()) as u32));
     }
     cache.join("with-sdk").join(group).join("overrides.txt")
 }
 
 /// The census's install step with the replacement pinned, online then offline. Pure.
-pub(super) fn steps(e: &Entry, r: &Replacement, overrides: &Path, cache: &Path) -> Vec<Step> {
+pub(super) fn steps(
+    e: &Entry,
+    r: &Replacement,
+    overrides: &Path,
+    cache: &Path,
+) -> Vec<InstallStep> {
     [false, true]
         .into_iter()
         .map(|offline| uvx_install_step(e, with_args(r, overrides), cache, offline))
         .collect()
 }
 
-pub(super) fn install(e: &Entry, r: &Replacement, cache: &Path) -> Result<Installed, InstallError> {
+pub(super) fn install(
+    e: &Entry,
+    r: &Replacement,
+    cache: &Path,
+) -> Result<InstalledLaunch, InstallError> {
     let overrides = overrides_file(r, cache);
     let dir = overrides.parent().unwrap_or(cache);
     let io = |source| InstallError::Io {
@@ -187,7 +196,7 @@ pub(super) fn install(e: &Entry, r: &Replacement, cache: &Path) -> Result<Instal
     env.extend(e.env.clone());
     Ok((
         after,
-        Launch {
+        CachedLaunch {
             program: uvx_path(cache).display().to_string(),
             args,
             env,

@@ -14,7 +14,7 @@ fn entries() -> Vec<Entry> {
         .entries
 }
 
-fn ts(source: Source) -> Replacement {
+fn ts(source: SdkSource) -> Replacement {
     Replacement {
         line: "typescript".into(),
         package: "@modelcontextprotocol/sdk".into(),
@@ -31,11 +31,11 @@ fn ts(source: Source) -> Replacement {
 }
 
 fn release(v: &str) -> Replacement {
-    ts(Source::Release { version: v.into() })
+    ts(SdkSource::Release { version: v.into() })
 }
 
 fn local() -> Replacement {
-    ts(Source::Artifact {
+    ts(SdkSource::Artifact {
         path: "/b/modelcontextprotocol-sdk-1.24.0.tgz".into(),
         name: "local-eof-fix".into(),
         version: "1.24.0+local.1a2b3c4d".into(),
@@ -245,7 +245,7 @@ fn a_python_environment_is_read_by_normalised_name() {
         line: "python".into(),
         package: "mcp".into(),
         registry: Registry::Pypi,
-        source: Source::Release {
+        source: SdkSource::Release {
             version: "1.20.0".into(),
         },
         others: vec![],
@@ -268,7 +268,7 @@ fn endings_pair_before_and_after_from_the_report() {
     let b = result(&e.id, "close", Stage::Sigterm, 2100.0);
     let a = result(&after, "close", Stage::Eof, 40.0);
     let report = report_of(vec![b, a]);
-    let prepared = Prepared {
+    let prepared = PreparedEntry {
         server: WhatIfServer {
             server: e.id.clone(),
             after: Some(after),
@@ -305,7 +305,7 @@ fn a_server_without_a_verdict_on_either_side_says_why_and_changes_nothing() {
     b.not_testable = Some(why.clone());
     let mut a = result(&after, "close", Stage::Eof, 900.0);
     a.not_testable = Some(why);
-    let prepared = Prepared {
+    let prepared = PreparedEntry {
         server: WhatIfServer {
             server: stripe.id.clone(),
             after: Some(after),

@@ -1,13 +1,13 @@
 //! `emit`'s tests.
 use super::*;
-use crate::hosts::analyze::{Delivery, Plumbing, RunReading};
+use crate::hosts::analyze::{HostAction, HostPlumbing, RunReading};
 use crate::hosts::measure::{Measurement, PathRuns, Run};
 
 fn run(actions: &[(&str, f64)], ctty: bool, walked: bool) -> Run {
     Run {
         reading: Some(RunReading {
             started: true,
-            plumbing: Plumbing {
+            plumbing: HostPlumbing {
                 stdio: "socketpair".into(),
                 group: "host".into(),
                 via: "direct".into(),
@@ -15,7 +15,7 @@ fn run(actions: &[(&str, f64)], ctty: bool, walked: bool) -> Run {
             },
             deliveries: actions
                 .iter()
-                .map(|(a, t)| Delivery {
+                .map(|(a, t)| HostAction {
                     action: (*a).into(),
                     to: "process".into(),
                     from: "host".into(),

@@ -73,7 +73,7 @@ pub fn note(about: &RealHostRun, name: &str, rest: Option<String>) -> String {
 /// profile's scenario, the server named apart per path (`<server>.<trigger>`: paths that
 /// share one profile are still separate runs), and one line for each path no measured
 /// profile covers (it is not judged).
-pub struct Judged {
+pub struct JudgedPaths {
     pub servers: BTreeMap<String, crate::model::ServerInfo>,
     pub scenarios: Vec<ScenarioId>,
     pub results: Vec<JudgedCase>,
@@ -86,8 +86,8 @@ pub fn judge(
     version: &str,
     server: &Manifest,
     runs: &[RealRun],
-) -> Judged {
-    let mut out = Judged {
+) -> JudgedPaths {
+    let mut out = JudgedPaths {
         servers: BTreeMap::new(),
         scenarios: Vec::new(),
         results: Vec::new(),

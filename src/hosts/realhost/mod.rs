@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use super::catalogue::{Drive, HostSpec, QuitPath};
 use super::measure::{quit_tui, wait_quiet, QUIT_LIMIT, START_LIMIT, WALK_WINDOW};
 use super::standin::StandIn;
-use super::start::{launch, screen_line, stalled, Server};
+use super::start::{launch, screen_line, stalled, ConfiguredServer};
 use super::HostError;
 use crate::model::{CaseError, ErrorKind, HostSignal, Leftover, Sender, SignalName};
 use crate::os::hostproc::{self, HostProc};
@@ -205,7 +205,7 @@ fn one_path(
     settle: Duration,
 ) -> Result<RealRun, HostError> {
     let started = Instant::now();
-    let mut l = launch(spec, exe, path, Server::Command(command), api)?;
+    let mut l = launch(spec, exe, path, ConfiguredServer::Command(command), api)?;
     let one_shot = matches!(path.drive, Drive::OneShot(_));
     let mut run = RealRun {
         trigger: path.trigger.into(),

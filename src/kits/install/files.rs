@@ -8,7 +8,7 @@ pub(super) fn render_files(
     kit: &Kit,
     variant: &Variant,
     vars: &BTreeMap<String, String>,
-) -> Result<Vec<(PathBuf, Vec<u8>)>, NotTestable> {
+) -> Result<Vec<(PathBuf, Vec<u8>)>, SourceNotTestable> {
     let mut out = Vec::new();
     for (dst, src) in template::files_of(kit, variant) {
         let src_path = kit.dir.join(&src);
@@ -19,7 +19,7 @@ pub(super) fn render_files(
             let bytes = fs::read(&from).map_err(io(&from))?;
             let bytes = match String::from_utf8(bytes) {
                 Ok(text) => template::render(&text, vars, None)
-                    .map_err(|source| NotTestable::Template {
+                    .map_err(|source| SourceNotTestable::Template {
                         line: kit.id.clone(),
                         path: from.clone(),
                         context: String::new(),
@@ -78,7 +78,10 @@ pub(super) fn walk(
 
 /// The templates are written every time (only where they changed): an edited shape
 /// reaches an installed directory even when nothing needs reinstalling.
-pub(super) fn write_templates(dir: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<(), NotTestable> {
+pub(super) fn write_templates(
+    dir: &Path,
+    files: &[(PathBuf, Vec<u8>)],
+) -> Result<(), SourceNotTestable> {
     for (rel, bytes) in files {
         let p = dir.join(rel);
         if fs::read(&p).is_ok_and(|old| &old == bytes) {

@@ -69,7 +69,7 @@ pub(super) fn instances(
     variant: &Variant,
     place: &Place,
     vars: &BTreeMap<String, String>,
-) -> Result<Vec<Instance>, NotTestable> {
+) -> Result<Vec<Instance>, SourceNotTestable> {
     let dir = &place.dir;
     let mut out = Vec::new();
     for shape in &kit.shapes {
@@ -81,7 +81,7 @@ pub(super) fn instances(
         v.insert("shape".into(), shape.name.clone());
         v.insert("name".into(), name.clone());
         let render = |s: &str| {
-            template::render(s, &v, Some(dir)).map_err(|source| NotTestable::Template {
+            template::render(s, &v, Some(dir)).map_err(|source| SourceNotTestable::Template {
                 line: kit.id.clone(),
                 path: kit.path.clone(),
                 context: format!("shape {}: ", shape.name),

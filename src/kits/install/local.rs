@@ -12,7 +12,7 @@ pub(super) fn local_source(
     name: Option<&str>,
     base: &Path,
     vars: &mut BTreeMap<String, String>,
-) -> Result<(Place, DirLock), NotTestable> {
+) -> Result<(Place, DirLock), SourceNotTestable> {
     let local_err = local_err(kit, path);
     let Some(local) = &kit.local else {
         return Err(local_err(LocalError::NoRecipe(kit.id.clone())));
@@ -121,8 +121,8 @@ fn describe(dir: &Path) -> Option<String> {
 pub(super) fn local_err<'a>(
     kit: &'a Kit,
     path: &'a Path,
-) -> impl Fn(LocalError) -> NotTestable + 'a {
-    move |reason| NotTestable::Local {
+) -> impl Fn(LocalError) -> SourceNotTestable + 'a {
+    move |reason| SourceNotTestable::Local {
         line: kit.id.clone(),
         path: path.to_path_buf(),
         reason,
@@ -149,8 +149,8 @@ impl LocalCopy {
         local: &LocalRecipe,
         path: &Path,
         base: &Path,
-        local_err: &impl Fn(LocalError) -> NotTestable,
-    ) -> Result<Self, NotTestable> {
+        local_err: &impl Fn(LocalError) -> SourceNotTestable,
+    ) -> Result<Self, SourceNotTestable> {
         let origin = fs::canonicalize(path).map_err(|e| local_err(LocalError::Unreadable(e)))?;
         let is_dir = origin.is_dir();
         let hash = content_hash(&origin, if is_dir { &local.exclude } else { &[] })
@@ -184,7 +184,7 @@ pub(super) fn build_local(
     copy: &LocalCopy,
     vars: &BTreeMap<String, String>,
     run: &Runner,
-) -> Result<(), NotTestable> {
+) -> Result<(), SourceNotTestable> {
     let built = copy.out.join(".kit-built");
     if fs::read_to_string(&built).is_ok_and(|h| h.trim() == copy.hash) {
         return Ok(());
@@ -230,8 +230,8 @@ pub(super) fn local_artifact(
     kit: &Kit,
     local: &LocalRecipe,
     copy: &LocalCopy,
-    local_err: &impl Fn(LocalError) -> NotTestable,
-) -> Result<Option<PathBuf>, NotTestable> {
+    local_err: &impl Fn(LocalError) -> SourceNotTestable,
+) -> Result<Option<PathBuf>, SourceNotTestable> {
     let Some(pattern) = &local.artifact else {
         if !copy.is_dir {
             return Err(local_err(LocalError::DirectoriesOnly(kit.id.clone())));

@@ -7,7 +7,7 @@
 
 use super::date;
 use super::registry::Release;
-use super::spec::{Kit, LocalRecipe, Recipe, Step, Variant};
+use super::spec::{CommandTemplate, Kit, LocalRecipe, Recipe, Variant};
 use super::template::{self, TemplateError, Unsupported};
 use crate::config::manifest::normalize;
 use std::collections::BTreeMap;
@@ -83,7 +83,7 @@ pub struct Prepared {
 
 /// Why a source cannot be tested.
 #[derive(Debug, thiserror::Error)]
-pub enum NotTestable {
+pub enum SourceNotTestable {
     #[error("{line} {version}: not testable: {reason}")]
     Unsupported {
         line: String,
@@ -176,8 +176,8 @@ impl std::fmt::Display for StepFailure {
     }
 }
 
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> NotTestable + '_ {
-    move |source| NotTestable::Io {
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SourceNotTestable + '_ {
+    move |source| SourceNotTestable::Io {
         path: path.to_path_buf(),
         source,
     }
@@ -192,17 +192,21 @@ fn which(program: &str) -> Option<PathBuf> {
 }
 
 /// Instantiates `kit` at `source`: the instances of every shape its variant supports.
-pub fn instantiate(kit: &Kit, source: &Source, cache: &Path) -> Result<Vec<Instance>, NotTestable> {
+pub fn instantiate(
+    kit: &Kit,
+    source: &Source,
+    cache: &Path,
+) -> Result<Vec<Instance>, SourceNotTestable> {
     prepare(kit, source, cache).map(|p| p.instances)
 }
 
 /// [`instantiate`], also saying whether anything was installed and how long it took.
-pub fn prepare(kit: &Kit, source: &Source, cache: &Path) -> Result<Prepared, NotTestable> {
+pub fn prepare(kit: &Kit, source: &Source, cache: &Path) -> Result<Prepared, SourceNotTestable> {
     let started = Instant::now();
     let cache = std::path::absolute(cache).map_err(io(cache))?;
     for p in &kit.requires {
         if which(p).is_none() {
-            return Err(NotTestable::MissingProgram {
+            return Err(SourceNotTestable::MissingProgram {
                 line: kit.id.clone(),
                 program: p.clone(),
             });
@@ -247,10 +251,10 @@ pub fn build(
     path: &Path,
     name: Option<&str>,
     cache: &Path,
-) -> Result<Built, NotTestable> {
+) -> Result<Built, SourceNotTestable> {
     let cache = std::path::absolute(cache).map_err(io(cache))?;
     if let Some(p) = kit.requires.iter().find(|p| which(p).is_none()) {
-        return Err(NotTestable::MissingProgram {
+        return Err(SourceNotTestable::MissingProgram {
             line: kit.id.clone(),
             program: p.clone(),
         });
@@ -273,8 +277,8 @@ pub fn build(
 }
 
 /// An error in a template of the kit file itself (a `vars` value).
-fn tmpl_err(kit: &Kit) -> impl Fn(TemplateError) -> NotTestable + '_ {
-    move |source| NotTestable::Template {
+fn tmpl_err(kit: &Kit) -> impl Fn(TemplateError) -> SourceNotTestable + '_ {
+    move |source| SourceNotTestable::Template {
         line: kit.id.clone(),
         path: kit.path.clone(),
         context: String::new(),

@@ -21,7 +21,10 @@ pub(super) struct Place {
 }
 
 /// The variables every source of the line has, before any depends on the source.
-pub(super) fn kit_vars(kit: &Kit, cache: &Path) -> Result<BTreeMap<String, String>, NotTestable> {
+pub(super) fn kit_vars(
+    kit: &Kit,
+    cache: &Path,
+) -> Result<BTreeMap<String, String>, SourceNotTestable> {
     let mut vars = BTreeMap::new();
     vars.insert("line".into(), kit.id.clone());
     vars.insert("package".into(), kit.package.clone());
@@ -41,7 +44,7 @@ pub(super) fn release_source<'k>(
     r: &Release,
     base: &Path,
     vars: &mut BTreeMap<String, String>,
-) -> Result<Chosen<'k>, NotTestable> {
+) -> Result<Chosen<'k>, SourceNotTestable> {
     let variant = choose(kit, &r.version)?;
     let place = Place {
         label: r.version.clone(),
@@ -53,13 +56,13 @@ pub(super) fn release_source<'k>(
     };
     let guard = lock(&base.join(format!(".{}.lock", place.label)))?;
     let cutoff = match &r.date {
-        Some(d) => {
-            date::cutoff(d, kit.cutoff_margin_minutes).map_err(|e| NotTestable::Unsupported {
+        Some(d) => date::cutoff(d, kit.cutoff_margin_minutes).map_err(|e| {
+            SourceNotTestable::Unsupported {
                 line: kit.id.clone(),
                 version: r.version.clone(),
                 reason: Unsupported::BadDate(e),
-            })?
-        }
+            }
+        })?,
         // No date from the registry (a Maven mirror): Maven, Go and Cargo pin what
         // they pin anyway; the cutoff is the day the directory was first set up.
         None => first_setup(&place.dir)?,
@@ -76,7 +79,7 @@ pub(super) fn local_place<'k>(
     name: Option<&str>,
     base: &Path,
     vars: &mut BTreeMap<String, String>,
-) -> Result<Chosen<'k>, NotTestable> {
+) -> Result<Chosen<'k>, SourceNotTestable> {
     let (place, guard) = local_source(kit, path, name, base, vars)?;
     let variant = match &place.version {
         Some(v) => choose(kit, v)?,
@@ -129,7 +132,7 @@ pub(super) fn place_vars(vars: &mut BTreeMap<String, String>, place: &Place, var
 }
 
 /// The time a directory was first set up (recorded in it), or now for a new one.
-pub(super) fn first_setup(dir: &Path) -> Result<String, NotTestable> {
+pub(super) fn first_setup(dir: &Path) -> Result<String, SourceNotTestable> {
     let f = dir.join(".kit-before");
     if let Ok(t) = fs::read_to_string(&f) {
         if date::parse(t.trim()).is_ok() {
@@ -142,8 +145,8 @@ pub(super) fn first_setup(dir: &Path) -> Result<String, NotTestable> {
     Ok(now)
 }
 
-pub(super) fn choose<'k>(kit: &'k Kit, version: &str) -> Result<&'k Variant, NotTestable> {
-    template::select(kit, version).map_err(|reason| NotTestable::Unsupported {
+pub(super) fn choose<'k>(kit: &'k Kit, version: &str) -> Result<&'k Variant, SourceNotTestable> {
+    template::select(kit, version).map_err(|reason| SourceNotTestable::Unsupported {
         line: kit.id.clone(),
         version: version.to_string(),
         reason,

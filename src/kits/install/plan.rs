@@ -28,13 +28,13 @@ impl Fnv {
 
 pub(super) fn render_step(
     kit: &Kit,
-    step: &Step,
+    step: &CommandTemplate,
     vars: &BTreeMap<String, String>,
     dir: &Path,
-) -> Result<Vec<String>, NotTestable> {
+) -> Result<Vec<String>, SourceNotTestable> {
     step.iter()
         .map(|a| {
-            template::render(a, vars, Some(dir)).map_err(|source| NotTestable::Template {
+            template::render(a, vars, Some(dir)).map_err(|source| SourceNotTestable::Template {
                 line: kit.id.clone(),
                 path: kit.path.clone(),
                 context: format!("step {step:?}: "),
@@ -47,13 +47,13 @@ pub(super) fn render_step(
 pub(super) fn env_of(
     kit: &Kit,
     vars: &BTreeMap<String, String>,
-) -> Result<Vec<(String, String)>, NotTestable> {
+) -> Result<Vec<(String, String)>, SourceNotTestable> {
     kit.env
         .iter()
         .map(|(k, v)| {
             template::render(v, vars, None)
                 .map(|v| (k.clone(), v))
-                .map_err(|source| NotTestable::Template {
+                .map_err(|source| SourceNotTestable::Template {
                     line: kit.id.clone(),
                     path: kit.path.clone(),
                     context: format!("env {k}: "),
@@ -65,7 +65,7 @@ pub(super) fn env_of(
 
 /// The rendered steps and environment of one installation, and the keys that say whether
 /// its lockfile and its installation are up to date.
-pub(super) struct Plan {
+pub(super) struct InstallPlan {
     pub(super) lock_steps: Vec<Vec<String>>,
     pub(super) install_steps: Vec<Vec<String>>,
     pub(super) env: Vec<(String, String)>,
@@ -76,7 +76,7 @@ pub(super) struct Plan {
     pub(super) lockfile: Option<PathBuf>,
 }
 
-impl Plan {
+impl InstallPlan {
     pub(super) fn new(
         kit: &Kit,
         variant: &Variant,
@@ -84,7 +84,7 @@ impl Plan {
         dir: &Path,
         vars: &BTreeMap<String, String>,
         files: &[(PathBuf, Vec<u8>)],
-    ) -> Result<Self, NotTestable> {
+    ) -> Result<Self, SourceNotTestable> {
         let lock_steps = render_steps(kit, &recipe.lock, vars, dir)?;
         let install_steps = render_steps(kit, &recipe.install, vars, dir)?;
         let env = env_of(kit, vars)?;
@@ -92,7 +92,7 @@ impl Plan {
         for s in &lock_steps {
             lock_key = lock_key.add(s.join("\u{1f}").as_bytes());
         }
-        Ok(Plan {
+        Ok(InstallPlan {
             lockfile: recipe.lockfile.as_ref().map(|l| dir.join(l)),
             install_files: files_key(kit, variant, files, &recipe.install_inputs),
             lock_steps,
@@ -139,10 +139,10 @@ pub(super) fn files_key(
 
 pub(super) fn render_steps(
     kit: &Kit,
-    steps: &[Step],
+    steps: &[CommandTemplate],
     vars: &BTreeMap<String, String>,
     dir: &Path,
-) -> Result<Vec<Vec<String>>, NotTestable> {
+) -> Result<Vec<Vec<String>>, SourceNotTestable> {
     steps
         .iter()
         .map(|s| render_step(kit, s, vars, dir))

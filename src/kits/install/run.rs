@@ -8,7 +8,7 @@ use crate::os::command as os;
 pub(super) type DirLock = crate::os::lock::FileLock;
 
 /// The kit's cache-wide lock (`exclusive`), if it names one.
-pub(super) fn exclusive(kit: &Kit, cache: &Path) -> Result<Option<DirLock>, NotTestable> {
+pub(super) fn exclusive(kit: &Kit, cache: &Path) -> Result<Option<DirLock>, SourceNotTestable> {
     kit.exclusive
         .as_ref()
         .map(|name| {
@@ -22,7 +22,7 @@ pub(super) fn exclusive(kit: &Kit, cache: &Path) -> Result<Option<DirLock>, NotT
         .transpose()
 }
 
-pub(super) fn lock(path: &Path) -> Result<DirLock, NotTestable> {
+pub(super) fn lock(path: &Path) -> Result<DirLock, SourceNotTestable> {
     if let Some(p) = path.parent() {
         fs::create_dir_all(p).map_err(io(p))?;
     }
@@ -37,7 +37,7 @@ pub(super) fn run_step(
     dir: &Path,
     env: &[(String, String)],
     log: &Path,
-) -> Result<String, NotTestable> {
+) -> Result<String, SourceNotTestable> {
     let shown = argv.join(" ");
     // A relative program with a slash is relative to the step's directory.
     let program = if argv[0].contains('/') {
@@ -46,7 +46,7 @@ pub(super) fn run_step(
         PathBuf::from(&argv[0])
     };
     if which(&program.to_string_lossy()).is_none() {
-        return Err(NotTestable::MissingProgram {
+        return Err(SourceNotTestable::MissingProgram {
             line: kit.id.clone(),
             program: argv[0].clone(),
         });
@@ -60,7 +60,7 @@ pub(super) fn run_step(
         os::Stderr::Merged,
     )
     .map_err(|e| {
-        NotTestable::Step(Box::new(StepFailure {
+        SourceNotTestable::Step(Box::new(StepFailure {
             line: kit.id.clone(),
             version: label.to_string(),
             command: shown.clone(),
@@ -81,7 +81,7 @@ pub(super) fn run_step(
     }
     if !out.status.success() {
         let lines: Vec<&str> = text.lines().collect();
-        return Err(NotTestable::Step(Box::new(StepFailure {
+        return Err(SourceNotTestable::Step(Box::new(StepFailure {
             line: kit.id.clone(),
             version: label.to_string(),
             command: shown,
@@ -98,7 +98,7 @@ pub(super) fn bootstrap(
     kit: &Kit,
     cache: &Path,
     vars: &BTreeMap<String, String>,
-) -> Result<(), NotTestable> {
+) -> Result<(), SourceNotTestable> {
     if kit.bootstrap.is_empty() {
         return Ok(());
     }
@@ -117,7 +117,7 @@ pub(super) fn bootstrap(
             run_step(kit, &b.name, &argv, &tools, &env, &log)?;
         }
         if !Path::new(&creates).exists() {
-            return Err(NotTestable::Incomplete {
+            return Err(SourceNotTestable::Incomplete {
                 line: kit.id.clone(),
                 version: b.name.clone(),
                 what: Incomplete::Bootstrap {
@@ -138,12 +138,12 @@ pub(super) fn install(
     recipe: &Recipe,
     place: &Place,
     vars: &BTreeMap<String, String>,
-) -> Result<bool, NotTestable> {
+) -> Result<bool, SourceNotTestable> {
     let dir = &place.dir;
     fs::create_dir_all(dir).map_err(io(dir))?;
     let files = render_files(kit, variant, vars)?;
     write_templates(dir, &files)?;
-    let plan = Plan::new(kit, variant, recipe, dir, vars, &files)?;
+    let plan = InstallPlan::new(kit, variant, recipe, dir, vars, &files)?;
     let outputs_ok = || recipe.outputs.iter().all(|o| dir.join(o).exists());
     let stamp = dir.join(STAMP);
     if fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == plan.stamp_key()) && outputs_ok() {
@@ -160,7 +160,7 @@ pub(super) fn install(
         run_step(kit, label, argv, dir, &plan.env, &log)?;
     }
     if let Some(missing) = recipe.outputs.iter().find(|o| !dir.join(o).exists()) {
-        return Err(NotTestable::Incomplete {
+        return Err(SourceNotTestable::Incomplete {
             line: kit.id.clone(),
             version: label.clone(),
             what: Incomplete::Output(dir.join(missing)),
@@ -177,10 +177,10 @@ pub(super) fn refresh_lock(
     recipe: &Recipe,
     vars: &BTreeMap<String, String>,
     label: &str,
-    plan: &Plan,
+    plan: &InstallPlan,
     dir: &Path,
     log: &Path,
-) -> Result<(), NotTestable> {
+) -> Result<(), SourceNotTestable> {
     let Some(lf) = &plan.lockfile else {
         return Ok(());
     };
@@ -190,7 +190,7 @@ pub(super) fn refresh_lock(
     if !fresh && !plan.lock_steps.is_empty() {
         lock_with_retries(kit, recipe, vars, label, dir, &plan.env, log, lf)?;
         if !lf.exists() {
-            return Err(NotTestable::Incomplete {
+            return Err(SourceNotTestable::Incomplete {
                 line: kit.id.clone(),
                 version: label.to_string(),
                 what: Incomplete::Lockfile(lf.clone()),
@@ -218,7 +218,7 @@ pub(super) fn lock_with_retries(
     env: &[(String, String)],
     log: &Path,
     lockfile: &Path,
-) -> Result<(), NotTestable> {
+) -> Result<(), SourceNotTestable> {
     let base = vars.get("before").and_then(|b| date::parse(b).ok());
     let mut delays = vec![0u32];
     if base.is_some() {
@@ -241,7 +241,7 @@ pub(super) fn lock_with_retries(
         });
         match attempt {
             Ok(()) => return Ok(()),
-            Err(e @ NotTestable::Step(_)) => last = Some(e),
+            Err(e @ SourceNotTestable::Step(_)) => last = Some(e),
             Err(e) => return Err(e),
         }
     }
@@ -259,10 +259,10 @@ pub(super) struct Runner<'a> {
 impl Runner<'_> {
     pub(super) fn run(
         &self,
-        step: &Step,
+        step: &CommandTemplate,
         vars: &BTreeMap<String, String>,
         dir: &Path,
-    ) -> Result<String, NotTestable> {
+    ) -> Result<String, SourceNotTestable> {
         let argv = render_step(self.kit, step, vars, dir)?;
         run_step(self.kit, self.label, &argv, dir, self.env, self.log)
     }

@@ -68,9 +68,9 @@ impl Ctx<'_> {
     pub(super) fn steps_known(
         &self,
         field: &str,
-        steps: &Option<Spanned<Vec<Step>>>,
+        steps: &Option<Spanned<Vec<CommandTemplate>>>,
         known: &BTreeSet<String>,
-    ) -> Result<Vec<Step>, KitError> {
+    ) -> Result<Vec<CommandTemplate>, KitError> {
         let Some(steps) = steps else {
             return Ok(Vec::new());
         };
@@ -119,8 +119,8 @@ impl Ctx<'_> {
 pub(super) fn local_command(
     cx: &Ctx,
     field: &str,
-    c: &Option<Spanned<Step>>,
-) -> Result<Option<Step>, KitError> {
+    c: &Option<Spanned<CommandTemplate>>,
+) -> Result<Option<CommandTemplate>, KitError> {
     match c {
         Some(v) if v.get_ref().is_empty() => Err(cx.err(
             Some(v.span()),

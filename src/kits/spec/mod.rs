@@ -121,7 +121,7 @@ impl Ecosystem {
 }
 
 /// One command: program and arguments, each a template (`{{dir}}`, `{{version}}`, ...).
-pub type Step = Vec<String>;
+pub type CommandTemplate = Vec<String>;
 
 /// A tool shared by every version (e.g. `uv`), created once under the cache.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -129,7 +129,7 @@ pub struct Bootstrap {
     pub name: String,
     /// The file whose existence means the tool is ready.
     pub creates: String,
-    pub steps: Vec<Step>,
+    pub steps: Vec<CommandTemplate>,
 }
 
 /// How to install one source into its directory.
@@ -138,7 +138,7 @@ pub struct Recipe {
     pub vars: BTreeMap<String, String>,
     /// Resolve dependencies and write the lockfile; run only when the lockfile is missing or
     /// the files it was resolved from changed.
-    pub lock: Vec<Step>,
+    pub lock: Vec<CommandTemplate>,
     pub lockfile: Option<String>,
     /// The template files (destinations) the lock is resolved from; a change to another file
     /// does not re-resolve. Empty: every file.
@@ -147,7 +147,7 @@ pub struct Recipe {
     /// sources). Empty: every file.
     pub install_inputs: Vec<String>,
     /// Install from the lockfile into the directory.
-    pub install: Vec<Step>,
+    pub install: Vec<CommandTemplate>,
     /// Paths (relative to the directory) that must exist afterwards.
     pub outputs: Vec<String>,
 }
@@ -158,15 +158,15 @@ pub struct LocalRecipe {
     /// Entry names never copied from a checkout (build output, dependencies, VCS data).
     pub exclude: Vec<String>,
     /// Run in the copy of the checkout (`{{source}}`); leaves the artifact in `{{out}}`.
-    pub build: Vec<Step>,
+    pub build: Vec<CommandTemplate>,
     /// File name pattern (one `*` allowed) of the artifact in `{{out}}` after `build`, or
     /// of a file given directly as `LINE=FILE`. Empty: the checkout copy itself is used.
     pub artifact: Option<String>,
     /// Prints the SDK version of the copy (run in `{{source}}`), to pick the template.
-    pub version: Option<Step>,
+    pub version: Option<CommandTemplate>,
     /// Prints the date the checkout is of (e.g. its last commit's), RFC 3339: its
     /// dependencies are then resolved as of that date, as a release's are of its own.
-    pub date: Option<Step>,
+    pub date: Option<CommandTemplate>,
     /// Lock, install and outputs; unset parts fall back to `[release]`.
     pub recipe: Recipe,
 }

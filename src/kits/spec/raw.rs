@@ -51,7 +51,7 @@ pub(super) fn default_margin() -> u32 {
 pub(super) struct RawBootstrap {
     pub(super) name: String,
     pub(super) creates: Spanned<String>,
-    pub(super) steps: Spanned<Vec<Step>>,
+    pub(super) steps: Spanned<Vec<CommandTemplate>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -59,11 +59,11 @@ pub(super) struct RawBootstrap {
 pub(super) struct RawRecipe {
     #[serde(default)]
     pub(super) vars: BTreeMap<String, Spanned<String>>,
-    pub(super) lock: Option<Spanned<Vec<Step>>>,
+    pub(super) lock: Option<Spanned<Vec<CommandTemplate>>>,
     pub(super) lockfile: Option<String>,
     pub(super) lock_inputs: Option<Vec<String>>,
     pub(super) install_inputs: Option<Vec<String>>,
-    pub(super) install: Option<Spanned<Vec<Step>>>,
+    pub(super) install: Option<Spanned<Vec<CommandTemplate>>>,
     pub(super) outputs: Option<Vec<String>>,
 }
 
@@ -72,17 +72,17 @@ pub(super) struct RawRecipe {
 pub(super) struct RawLocal {
     #[serde(default)]
     pub(super) exclude: Vec<String>,
-    pub(super) build: Option<Spanned<Vec<Step>>>,
+    pub(super) build: Option<Spanned<Vec<CommandTemplate>>>,
     pub(super) artifact: Option<Spanned<String>>,
-    pub(super) version: Option<Spanned<Step>>,
-    pub(super) date: Option<Spanned<Step>>,
+    pub(super) version: Option<Spanned<CommandTemplate>>,
+    pub(super) date: Option<Spanned<CommandTemplate>>,
     #[serde(default)]
     pub(super) vars: BTreeMap<String, Spanned<String>>,
-    pub(super) lock: Option<Spanned<Vec<Step>>>,
+    pub(super) lock: Option<Spanned<Vec<CommandTemplate>>>,
     pub(super) lockfile: Option<String>,
     pub(super) lock_inputs: Option<Vec<String>>,
     pub(super) install_inputs: Option<Vec<String>>,
-    pub(super) install: Option<Spanned<Vec<Step>>>,
+    pub(super) install: Option<Spanned<Vec<CommandTemplate>>>,
     pub(super) outputs: Option<Vec<String>>,
 }
 
@@ -127,14 +127,14 @@ pub(super) struct RawShape {
     pub(super) args: Vec<Spanned<String>>,
     #[serde(default)]
     pub(super) env: BTreeMap<String, Spanned<String>>,
-    pub(super) inflight: Option<RawInflight>,
+    pub(super) inflight: Option<RawKitInflight>,
     #[serde(default)]
     pub(super) expect: Expect,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(super) struct RawInflight {
+pub(super) struct RawKitInflight {
     pub(super) method: String,
     pub(super) params: Option<toml::Value>,
 }

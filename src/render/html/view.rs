@@ -82,10 +82,10 @@ pub(super) struct CheckView {
     pub(super) id: String,
     pub(super) message: String,
     pub(super) expected: Option<String>,
-    pub(super) links: Vec<Link>,
+    pub(super) links: Vec<SpecLink>,
 }
 
-pub(super) struct Link {
+pub(super) struct SpecLink {
     pub(super) url: Option<String>,
     pub(super) revision: String,
     pub(super) page: String,
@@ -261,7 +261,7 @@ pub(super) fn check_view(report: &Report, c: &crate::model::Check) -> CheckView 
                 // Name the page: `basic/transports/stdio` rather than the whole URL.
                 let marker = format!("/specification/{}/", x.revision);
                 let page = x.url.split_once(&marker).map_or("spec", |(_, p)| p);
-                Link {
+                SpecLink {
                     url: web.then(|| x.url.clone()),
                     revision: x.revision.to_string(),
                     page: if web {

@@ -8,7 +8,7 @@
 use askama::Template;
 
 use super::badge::{self, Badge, Scope};
-use super::hosts::{self, Cell as HostCell};
+use super::hosts::{self, HostCell};
 use super::present::{axes, could_not_run, judged, main_owner, visible, RE_RUN};
 use super::{census, census_history};
 use crate::model::{
@@ -112,7 +112,7 @@ pub fn worst(cases: &[&JudgedCase]) -> Worst {
 }
 
 /// The servers counted apart on the leaderboard: how many could not be judged, by why.
-pub fn counted_apart(rows: &[Row]) -> Vec<(String, usize)> {
+pub fn counted_apart(rows: &[LeaderboardRow]) -> Vec<(String, usize)> {
     let mut counts: std::collections::BTreeMap<Worst, usize> = Default::default();
     for r in rows
         .iter()
@@ -125,7 +125,7 @@ pub fn counted_apart(rows: &[Row]) -> Vec<(String, usize)> {
 
 /// One server's leaderboard row.
 #[derive(Clone, Debug)]
-pub struct Row {
+pub struct LeaderboardRow {
     pub server: String,
     /// The registry name and version, or the server's own name when no census described it.
     pub name: String,
@@ -176,7 +176,7 @@ fn host_class(c: &HostCell) -> &'static str {
 
 /// The leaderboard's columns (host labels and sources) and its rows, best first: by worst
 /// verdict, then by what the hosts' users wait, then by name.
-pub fn leaderboard(report: &Report) -> (Vec<(String, String)>, Vec<Row>) {
+pub fn leaderboard(report: &Report) -> (Vec<(String, String)>, Vec<LeaderboardRow>) {
     let view = hosts::view(report);
     let columns = view.as_ref().map_or_else(Vec::new, |v| {
         v.columns
@@ -185,7 +185,7 @@ pub fn leaderboard(report: &Report) -> (Vec<(String, String)>, Vec<Row>) {
             .collect()
     });
     let (servers, _) = axes(report);
-    let mut rows: Vec<Row> = servers
+    let mut rows: Vec<LeaderboardRow> = servers
         .iter()
         .map(|s| {
             let host_row = view
@@ -203,7 +203,12 @@ pub fn leaderboard(report: &Report) -> (Vec<(String, String)>, Vec<Row>) {
     (columns, rows)
 }
 
-fn row(report: &Report, server: &str, host_row: Option<&hosts::Row>, n: usize) -> Row {
+fn row(
+    report: &Report,
+    server: &str,
+    host_row: Option<&hosts::HostMatrixRow>,
+    n: usize,
+) -> LeaderboardRow {
     let cases: Vec<&JudgedCase> = report
         .results
         .iter()
@@ -218,7 +223,7 @@ fn row(report: &Report, server: &str, host_row: Option<&hosts::Row>, n: usize) -
         .flatten()
         .map(|c| c.wait_ms.unwrap_or(f64::from(u32::MAX)))
         .sum();
-    Row {
+    LeaderboardRow {
         server: server.to_string(),
         name,
         version,
@@ -241,7 +246,7 @@ fn row(report: &Report, server: &str, host_row: Option<&hosts::Row>, n: usize) -
     }
 }
 
-impl Row {
+impl LeaderboardRow {
     /// What follows its verdict: how the census judged it.
     pub fn note(&self) -> String {
         self.judged.as_ref().map_or_else(String::new, census::note)
@@ -334,7 +339,7 @@ struct Index<'a> {
     /// `2 not testable: needs credentials, 1 could not run: usage`, or empty.
     apart: String,
     columns: Vec<(String, String)>,
-    rows: &'a [Row],
+    rows: &'a [LeaderboardRow],
     /// A week-over-week page is written beside it.
     week: bool,
 }
@@ -409,7 +414,7 @@ pub fn render_with(
 /// A server's page, badges and README snippet.
 fn server_files(
     report: &Report,
-    row: &Row,
+    row: &LeaderboardRow,
     url: Option<&str>,
     history: Vec<String>,
 ) -> Vec<(String, String)> {

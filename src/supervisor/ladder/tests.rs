@@ -32,7 +32,7 @@ fn run(steps: Vec<Step>, sim: Sim) -> (Vec<Command>, Ended) {
     let t0 = 1_000 * MS;
     let mut now = t0;
     let (mut cpu, mut queued) = (0u64, 0u64);
-    let mut l = Ladder::new(steps, 1000, None);
+    let mut l = LadderState::new(steps, 1000, None);
     let mut pending: std::collections::VecDeque<Command> = l.start().into();
     let mut seen = Vec::new();
     let mut started = None::<u64>;
@@ -314,7 +314,7 @@ fn the_token_goes_back_once_the_tree_is_idle_or_the_window_closes() {
 
 #[test]
 fn a_launch_origin_times_from_the_launch() {
-    let mut l = Ladder::new(spec_ladder(), 1000, Some(0));
+    let mut l = LadderState::new(spec_ladder(), 1000, Some(0));
     assert_eq!(l.start(), [Command::Sample]);
     l.on(Event::Sampled(TreeSample::default()));
     l.on(Event::Performed { at_ns: 300 * MS });
