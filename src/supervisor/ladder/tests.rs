@@ -26,6 +26,19 @@ struct Sim {
     report_every: u64,
 }
 
+/// The simulated server's tree: one thread, so held back exactly as long as it queued.
+/// Queueing not reported yet is a thread still waiting for a CPU: stalled.
+fn sample(now: u64, cpu: u64, queued: u64, busy: bool, unreported: u64) -> Event {
+    Event::Sampled(TreeSample {
+        now_ns: now,
+        cpu_ns: cpu,
+        queued_ns: queued,
+        held_ns: queued,
+        busy,
+        stalled: unreported > 0,
+    })
+}
+
 /// Drives a ladder against a simulated server. Returns every command seen, and how it
 /// ended.
 fn run(steps: Vec<Step>, sim: Sim) -> (Vec<Command>, Ended) {
@@ -37,18 +50,6 @@ fn run(steps: Vec<Step>, sim: Sim) -> (Vec<Command>, Ended) {
     let mut seen = Vec::new();
     let mut started = None::<u64>;
     let (mut slices, mut unreported) = (0u64, 0u64);
-    // Queueing not reported yet is a thread still waiting for a CPU: stalled.
-    let sample = |now, cpu, queued, busy, unreported: u64| {
-        Event::Sampled(TreeSample {
-            now_ns: now,
-            cpu_ns: cpu,
-            queued_ns: queued,
-            // One thread: held back exactly as long as it queued.
-            held_ns: queued,
-            busy,
-            stalled: unreported > 0,
-        })
-    };
     while let Some(cmd) = pending.pop_front() {
         seen.push(cmd.clone());
         let ev = match cmd {
