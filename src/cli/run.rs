@@ -258,6 +258,9 @@ pub fn conclude(
     for line in no_verdict_lines(report) {
         eprintln!("mcp-shutdown: {line}");
     }
+    if let Some(line) = ran_again_line(report) {
+        eprintln!("mcp-shutdown: {line}");
+    }
     let bound = machine_bound_lines(report);
     if !plan.accept_machine_bound {
         for line in &bound {
@@ -271,6 +274,24 @@ pub fn conclude(
         Err(_) if code == exit_codes::SUCCESS => Ok(ExitCode::from(exit_codes::USAGE_OR_HARNESS)),
         _ => Ok(ExitCode::from(code)),
     }
+}
+
+/// How many cases ran again because the machine's load decided a run, and how many of
+/// those a later run decided.
+fn ran_again_line(report: &Report) -> Option<String> {
+    let again: Vec<&JudgedCase> = report
+        .results
+        .iter()
+        .filter(|r| !r.machine_bound_before.is_empty())
+        .collect();
+    let decided = again.iter().filter(|r| !r.is_machine_bound()).count();
+    (!again.is_empty()).then(|| {
+        format!(
+            "{} case(s) ran again because the machine's load decided a run ({} more runs); {decided} of them decided by a later run",
+            again.len(),
+            again.iter().map(|r| r.machine_bound_before.len()).sum::<usize>(),
+        )
+    })
 }
 
 /// One line per machine-bound case: the machine's load, not the server, decided it.

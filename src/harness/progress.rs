@@ -91,6 +91,13 @@ impl Progress {
         }
     }
 
+    /// A case the machine's load decided runs again: one more run to wait for.
+    pub fn run_again(&self) {
+        if let Some(b) = &self.bar {
+            b.inc_length(1);
+        }
+    }
+
     /// A case took (`true`) or gave back (`false`) a CPU token.
     pub fn busy(&self, on: bool) {
         if on {

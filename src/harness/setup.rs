@@ -3,9 +3,12 @@
 //! an advisory lock so that two tests (or two harness processes) starting together do not
 //! install into the same directory at once.
 
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::hash::Hasher;
 use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
 
 use crate::config::manifest::Setup;
 
@@ -156,6 +159,26 @@ fn log_setup(took: std::time::Duration, dir: &str, command: &str) {
     if let Ok(mut f) = OpenOptions::new().create(true).append(true).open(path) {
         let _ = f.write_all(format!("{:.1}\t{dir}\t{command}\n", took.as_secs_f64()).as_bytes());
     }
+}
+
+/// Runs a setup at most once per process and key; a failure is remembered, so that the
+/// cases of a broken fixture fail fast with the same message instead of retrying it each.
+pub(super) fn ensure_once(setup: &Setup) -> Result<(), String> {
+    static DONE: OnceLock<Mutex<HashMap<PathBuf, Result<(), String>>>> = OnceLock::new();
+    let done = DONE.get_or_init(Mutex::default);
+    if let Some(r) = done
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&setup.cwd)
+    {
+        return r.clone();
+    }
+    // Concurrent callers serialize on the setup's file lock, not on this map.
+    let r = ensure(setup).map_err(|e| e.to_string());
+    done.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(setup.cwd.clone(), r.clone());
+    r
 }
 
 #[cfg(test)]

@@ -23,7 +23,8 @@ pub use ids::{BudgetName, Ending, ProfileId, Revision, RuleId, Runtime, Scenario
 pub use observation::{
     group_leftovers, CaseTiming, Decisive, Diagnostics, HandshakeInfo, HandshakeMode, HostSignal,
     InflightOutcome, Leftover, LeftoverGroup, MachineBound, Observation, ProcState, RealHostRun,
-    Sender, StdoutRecord, StepRecord, Violation, ViolationKind, MAX_LEFTOVERS,
+    Sender, StdoutRecord, StepRecord, Violation, ViolationKind, MACHINE_BOUND_RETRIES,
+    MAX_LEFTOVERS,
 };
 pub use profile::{MeasuredRef, ProfileBasis, ProfileInfo, ProfileKind, SourceRef, Spread};
 pub use report::{

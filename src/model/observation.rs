@@ -49,9 +49,13 @@ pub enum Decisive {
     Handshake,
 }
 
+/// How many times a case the machine's load decided runs again before it is reported so.
+pub const MACHINE_BOUND_RETRIES: usize = 2;
+
 /// The machine, not the server, decided this case: the time its tree waited for a CPU in
 /// the decisive window outlasted what separated its own time from the budget. Such a
-/// verdict is never published as the server's: it is to be re-run on a quieter machine.
+/// verdict is never published as the server's: the case runs again, and only when every
+/// run was machine-bound does it go back to be re-run on a quieter machine.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MachineBound {
     pub decided_by: Decisive,
@@ -442,6 +446,11 @@ pub struct Observation {
     /// Set when the machine, not the server, decided the verdict (see [`MachineBound`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine_bound: Option<MachineBound>,
+    /// Earlier runs of this very case that the machine's load decided, in order: the case
+    /// was run again (up to [`MACHINE_BOUND_RETRIES`] times) so that a busy machine makes a
+    /// longer run, not a verdict sent back for a re-run. The fields above are the last run's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub machine_bound_before: Vec<MachineBound>,
     /// The machine's 1-minute load average when the case ended (`/proc/loadavg`), so that
     /// every published cell can say how loaded the machine was; never judged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -539,6 +548,7 @@ impl Observation {
             stderr_bytes: 0,
             limit_hits: 0,
             machine_bound: None,
+            machine_bound_before: Vec::new(),
             load_avg: None,
             timing: None,
             real_host: None,
