@@ -312,10 +312,13 @@ fn select(loaded: Vec<Manifest>, names: &[String]) -> Result<Vec<Manifest>, Erro
 
 fn load_report(path: &Path) -> Result<Report, Error> {
     let text = std::fs::read_to_string(path).map_err(Error::io(path))?;
-    serde_json::from_str(&text).map_err(|source| Error::NotAReport {
+    let mut report: Report = serde_json::from_str(&text).map_err(|source| Error::NotAReport {
         path: path.to_path_buf(),
         source,
-    })
+    })?;
+    // Judged before the harness signalled the server behind its launcher: read the same way.
+    report.attribute_to_launchers();
+    Ok(report)
 }
 
 fn report(action: ReportCmd) -> Result<ExitCode, Error> {

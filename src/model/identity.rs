@@ -58,11 +58,12 @@ pub fn launcher(p: &ProcView) -> Option<String> {
         "uv" | "uvx" => Some(exe.into()),
         _ if matches!(Runtime::of_exe(&p.exe), Some(Runtime::Node)) => {
             // npm retitles itself (`npm exec my-server`: what `npx` runs); else its script
-            // names it.
-            let title = base(arg(0));
-            if title.starts_with("npm exec") {
+            // names it. The title is read whole: a scoped package's `/` (`npm exec @s/pkg`)
+            // is no path.
+            if arg(0).starts_with("npm exec") {
                 return Some("npm exec".into());
             }
+            let title = base(arg(0));
             let script = base(arg(1));
             ["npx", "npm", "pnpm", "yarn", "npx-cli.js", "npm-cli.js"]
                 .iter()
@@ -156,6 +157,16 @@ mod tests {
         assert_eq!(
             l(p(1, "/usr/bin/node", &["npm exec my-server"])).as_deref(),
             Some("npm exec")
+        );
+        assert_eq!(
+            l(p(
+                1,
+                "/usr/bin/node",
+                &["npm exec @azure/mcp@2.0.5 server start"]
+            ))
+            .as_deref(),
+            Some("npm exec"),
+            "a scoped package's title"
         );
         assert_eq!(
             l(p(1, "/usr/bin/node", &["node", "/usr/bin/npx", "-y", "s"])).as_deref(),

@@ -6,6 +6,7 @@ pub mod case_error;
 pub mod census;
 pub mod identity;
 pub mod ids;
+pub mod launcher_left;
 pub mod observation;
 pub mod official;
 pub mod profile;
@@ -20,6 +21,7 @@ pub use case_error::{CaseError, ErrorKind};
 pub use census::{CensusRun, History, Judged, Pass, ServerHistory, Verdict};
 pub use identity::{ProcView, ServerProcess};
 pub use ids::{BudgetName, Ending, ProfileId, Revision, RuleId, Runtime, ScenarioId, UnknownId};
+pub use launcher_left::{launcher_line, LauncherLeft};
 pub use observation::{
     group_leftovers, CaseTiming, Decisive, Diagnostics, HandshakeInfo, HandshakeMode, HostSignal,
     InflightOutcome, Leftover, LeftoverGroup, MachineBound, Observation, ProcState, RealHostRun,

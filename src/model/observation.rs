@@ -414,6 +414,11 @@ pub struct Observation {
     /// recorded: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_process: Option<super::identity::ServerProcess>,
+    /// Set when the launchers ended on a signal sent to them alone and left the server
+    /// behind them running: who they are, and what the server did when the harness then sent
+    /// it that signal itself (reports before it was recorded: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launcher_left: Option<super::launcher_left::LauncherLeft>,
     /// In `inflight`: whether the request left in flight was answered before stdout closed.
     #[serde(default)]
     pub inflight_answered: Option<bool>,
@@ -538,6 +543,7 @@ impl Observation {
             leftovers_omitted: 0,
             diagnostics: None,
             server_process: None,
+            launcher_left: None,
             inflight_answered: None,
             inflight_outcome: None,
             runqueue_ms: None,

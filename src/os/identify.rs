@@ -67,6 +67,18 @@ pub fn server_process(root: i32) -> Option<ServerProcess> {
     })
 }
 
+/// The launcher that started a process, by name and version, as it told the process's
+/// environment: npm's `npm_config_user_agent` (`npm/11.6.2 node/v22.20.0 linux x64 …`) →
+/// `npm/11.6.2`.
+pub fn launcher_agent(pid: i32) -> Option<String> {
+    let environ = fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let agent = environ
+        .split(|c| *c == 0)
+        .find_map(|e| e.strip_prefix(b"npm_config_user_agent="))?;
+    let agent = String::from_utf8_lossy(agent);
+    agent.split_whitespace().next().map(str::to_string)
+}
+
 /// Where a server's packages are installed, nearest first.
 fn package_dirs(p: &ProcView, runtime: Option<Runtime>) -> Vec<PathBuf> {
     let cwd = fs::read_link(format!("/proc/{}/cwd", p.pid)).unwrap_or_default();

@@ -240,6 +240,15 @@ pub fn process_busy_ns(pid: i32) -> u64 {
         .sum()
 }
 
+/// Run-queue wait of every thread of one process, nanoseconds (0 for a process that is gone).
+pub fn process_queued_ns(pid: i32) -> u64 {
+    tasks(pid)
+        .iter()
+        .filter_map(|&t| task_schedstat(pid, t))
+        .map(|(_, queued)| queued)
+        .sum()
+}
+
 /// Is some thread of this process running, runnable or in uninterruptible sleep? A thread
 /// waiting for a CPU shows no new CPU time and no new run-queue time until it gets the CPU
 /// (the kernel adds the wait then), so a slice of it reads like an idle one: only its state

@@ -330,7 +330,8 @@ fn missed_checks(report: &Report, r: &JudgedCase, who: &str) -> Vec<(u8, String)
     found
 }
 
-/// A case's note, flakiness, machine-bound verdict and the processes it left behind.
+/// A case's note, flakiness, machine-bound verdict, the processes it left behind and what its
+/// launcher did.
 fn case_notes(r: &JudgedCase, who: &str) -> Vec<(u8, String)> {
     let mut lines = Vec::new();
     if let Some(note) = &r.note {
@@ -349,6 +350,10 @@ fn case_notes(r: &JudgedCase, who: &str) -> Vec<(u8, String)> {
         .any(|c| c.id == RuleId::ProcessNoLeakedDescendants && c.outcome == Outcome::Fail);
     for line in leftovers(r).into_iter().filter(|_| !named) {
         lines.push(format!("🧟 {who} left {}", escape_message(&line)));
+    }
+    // What its launcher did is the launcher's, on a line of its own.
+    if let Some(line) = crate::model::launcher_line(r) {
+        lines.push(format!("🚀 {who}, its launcher: {}", escape_message(&line)));
     }
     let rank = rank(r.verdict());
     lines.into_iter().map(|l| (rank, l)).collect()

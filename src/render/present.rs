@@ -125,7 +125,9 @@ pub fn outcome(r: &JudgedCase) -> String {
             return format!("{stage} {} ×{}", ms(l.median), rep.runs.len());
         }
     }
-    match (&r.error, r.stage, r.exit_ms) {
+    // Where its launcher left it running, the server's own end (the harness signalled it).
+    let own = r.observation.as_the_server_lived_it();
+    match (&r.error, own.stage, own.exit_ms) {
         (Some(e), _, _) => error_cell(e.kind),
         // The launcher's exit is not the server's: it was left running.
         (None, Some(_), _) if r.left_by_launcher() => "left by its launcher".into(),

@@ -153,6 +153,9 @@ fn findings(report: &Report, out: &mut String) {
         for line in leftovers(r) {
             let _ = writeln!(out, "LEFTOVER {} {}: {line}", r.server, r.scenario);
         }
+        if let Some(line) = crate::model::launcher_line(r) {
+            let _ = writeln!(out, "LAUNCHER {} {}: {line}", r.server, r.scenario);
+        }
     }
 }
 

@@ -5,8 +5,8 @@
 use serde::Serialize;
 
 use crate::model::{
-    Budgets, ErrorKind, LeftoverGroup, Observation, Outcome, Revision, RuleId, Scenario, Stage,
-    ViolationKind,
+    Budgets, ErrorKind, LeftoverGroup, Observation, Outcome, Revision, RuleId, Scenario,
+    SignalName, Stage, ViolationKind,
 };
 
 /// How a case ended, as the wording of a finding needs it (`{{ ending }}`, `{{ waiting }}`).
@@ -15,6 +15,9 @@ pub struct End {
     pub stage: Option<Stage>,
     pub exit_ms: Option<f64>,
     pub runqueue_ms: Option<f64>,
+    /// The signal the harness sent the server itself because its launcher did not pass it
+    /// on: the exit is then counted from that signal.
+    pub behind_launcher: Option<SignalName>,
 }
 
 impl End {
@@ -23,6 +26,7 @@ impl End {
             stage: o.stage,
             exit_ms: o.exit_ms,
             runqueue_ms: o.runqueue_ms,
+            behind_launcher: o.launcher_left.as_ref().map(|l| l.signal),
         }
     }
 }

@@ -43,6 +43,9 @@ impl Catalogue {
             budgets,
             revision,
         };
+        // Where its launcher left it running, the server is judged on the signal the
+        // harness then sent it itself: what the launcher did is the launcher's.
+        let o = &*o.as_the_server_lived_it();
         self.rules_for(scenario.ending())
             .map(|r| (r, judge::judge(r.id, r.only_when_missed, o, &cx)))
             // A rule about what only a broken case does shows only where it was missed.

@@ -8,7 +8,7 @@ use super::ladder::LadderState;
 use super::launch::{handshake, launch, settled_stdout, Running, ServerStdin, StderrTap};
 use super::link::Link;
 use super::protocol::CaseSpec;
-use super::{finish, live_tree, settle_descendants};
+use super::{behind, finish, live_tree, settle_descendants};
 use crate::mcp::handshake::{Peer, WallDeadline};
 use crate::mcp::wire::WireEvent;
 use crate::model::{
@@ -224,6 +224,13 @@ pub fn run(spec: &CaseSpec, link: &Link) -> Observation {
         result.exit_status = server_child.wait().ok().map(ExitStatus::from);
     }
     let alive = settle_descendants(spec.budgets.prompt_ms, &[pidfd.pid()]);
+    let alive = behind::signal_left_server(
+        &mut result,
+        spec.budgets.prompt_ms,
+        spec.budgets.grace_ms,
+        alive,
+        &[pidfd.pid()],
+    );
     let stdout = settled_stdout(&flusher, &record);
     if spec.scenario.inflight {
         let got = response(&rx, INFLIGHT_ID);

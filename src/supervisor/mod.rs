@@ -16,6 +16,7 @@
 //! - [`direct`], [`via_client`]: the two drivers; [`client_stub`]: the stand-in client;
 //! - [`launch`]: starting the server and the handshake; [`link`]: CPU tokens and aborting.
 
+mod behind;
 pub mod client_stub;
 mod direct;
 mod drive;

@@ -36,7 +36,10 @@ impl CaseSpec {
             .iter()
             .map(|s| wall_cap_ms(s.until_idle.map_or(s.wait_ms, |u| u.busy_cap_ms)))
             .sum();
-        wall_cap_ms(self.budgets.handshake_ms) + waits + self.budgets.prompt_ms + 30_000
+        // A server its launcher left running is then signalled itself: a grace period, SIGKILL
+        // and another, and what it started settles for a prompt budget.
+        let behind = 2 * self.budgets.grace_ms + self.budgets.prompt_ms;
+        wall_cap_ms(self.budgets.handshake_ms) + waits + self.budgets.prompt_ms + behind + 30_000
     }
 }
 

@@ -1,0 +1,183 @@
+//! A launcher that ends on a signal and leaves the server behind it running (`npx` does on
+//! SIGTERM): that is the launcher's doing, never the server's. The harness then sends the
+//! server the signal itself, as a host that signals the process group does, so the server is
+//! judged on what it does with it; the launcher's part is reported as the launcher's, named.
+//! Reports from before the harness did so are read the same way: the launcher's part is taken
+//! off the server's checks ([`JudgedCase::attribute_to_launcher`]).
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+
+use super::observation::Observation;
+use super::report::{JudgedCase, Report};
+use super::scenario::{Action, Stage, Target};
+use super::signal::SignalName;
+use super::verdict::{Outcome, Status};
+use super::RuleId;
+
+/// The launchers ended on a signal sent to them alone, and the server behind them was still
+/// running a prompt budget later: they did not pass the signal on. The harness then sent the
+/// server that signal itself; what the server did with it is what it is judged on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LauncherLeft {
+    /// The launchers, outermost first (`npm exec`, `sh -c`).
+    pub launchers: Vec<String>,
+    /// The launcher's name and version as the server's environment gives it (`npm/11.6.2`,
+    /// from `npm_config_user_agent`), where it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The signal the launchers received and did not pass on.
+    pub signal: SignalName,
+    /// How long the server was still running after its launcher exited, before the harness
+    /// sent it the signal.
+    pub left_ms: f64,
+    /// What the server did with the signal sent to it: the stage that ended it, and when,
+    /// counted from that signal (of which `runqueue_ms` waiting for a CPU).
+    pub stage: Stage,
+    pub exit_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runqueue_ms: Option<f64>,
+}
+
+impl LauncherLeft {
+    /// The launchers in words: `npm exec → sh -c (npm/11.6.2)`.
+    pub fn named(&self) -> String {
+        named(&self.launchers, self.agent.as_deref())
+    }
+}
+
+fn named(launchers: &[String], agent: Option<&str>) -> String {
+    let chain = launchers
+        .iter()
+        .map(|l| format!("`{l}`"))
+        .collect::<Vec<_>>()
+        .join(" → ");
+    match agent {
+        Some(a) => format!("{chain} ({a})"),
+        None => chain,
+    }
+}
+
+/// The signal the launched process alone was sent last, when its launcher ending on it can
+/// have left the server behind (SIGKILL cannot be passed on by anyone).
+pub fn signal_to_launcher_alone(actions: impl Iterator<Item = Action>) -> Option<SignalName> {
+    match actions
+        .filter(|a| matches!(a, Action::Signal { .. }))
+        .last()?
+    {
+        Action::Signal {
+            signal,
+            to: Target::Process,
+        } if signal != SignalName::Kill => Some(signal),
+        _ => None,
+    }
+}
+
+impl Observation {
+    /// The case as the server itself lived it: where its launchers left it running and the
+    /// harness then signalled it, that signal's stage and timing replace the launcher's.
+    pub fn as_the_server_lived_it(&self) -> Cow<'_, Observation> {
+        match &self.launcher_left {
+            Some(l) => Cow::Owned(Observation {
+                stage: Some(l.stage),
+                exit_ms: l.exit_ms,
+                runqueue_ms: l.runqueue_ms,
+                ..self.clone()
+            }),
+            None => Cow::Borrowed(self),
+        }
+    }
+
+    /// A case judged before the harness signalled the server behind its launcher: the
+    /// launcher ended on a signal sent to it alone and what it left running is the server
+    /// behind it. Returns the launchers and that signal.
+    fn left_by_launcher_unjudged(&self) -> Option<(Vec<String>, SignalName)> {
+        if self.launcher_left.is_some() || self.error.is_some() || self.leftovers.is_empty() {
+            return None;
+        }
+        let signal = signal_to_launcher_alone(self.steps.iter().map(|s| s.action))?;
+        let p = self.server_process.as_ref()?;
+        if self.left_by_launcher() {
+            return Some((p.launchers.clone(), signal));
+        }
+        // Found before `npm exec @scope/pkg` was known as npx's title: the process recorded
+        // as the server is that launcher, so what it left running is behind it.
+        let title = p.cmdline.starts_with("npm exec ") && p.launchers.is_empty();
+        title.then(|| (vec!["npm exec".to_string()], signal))
+    }
+}
+
+impl JudgedCase {
+    /// Takes the launcher's part off the checks of a case judged before the harness signalled
+    /// the server behind its launcher: the processes left running are the server itself,
+    /// which never received the signal, so neither what was left (the leak rule) nor the
+    /// launcher's exit (a timed exit rule that passed on it) says anything about the server.
+    /// Those checks become SKIPPED and say why. True if anything changed.
+    pub fn attribute_to_launcher(&mut self, timed: impl Fn(RuleId) -> bool) -> bool {
+        let Some((launchers, signal)) = self.left_by_launcher_unjudged() else {
+            return false;
+        };
+        let who = named(&launchers, None);
+        let mut changed = false;
+        for c in &mut self.checks {
+            let leak = c.id == RuleId::ProcessNoLeakedDescendants && c.status.is_miss();
+            let on_launchers_exit = timed(c.id) && c.status == Status::Success;
+            if !(leak || on_launchers_exit) {
+                continue;
+            }
+            c.status = Status::Skipped;
+            c.outcome = Outcome::NotTestable;
+            c.message = format!(
+                "Not testable: {signal} reached only its launcher {who}, which exited and left \
+                 the server running (the launcher's doing, never scored against the server). {}",
+                c.message
+            );
+            changed = true;
+        }
+        changed
+    }
+}
+
+impl Report {
+    /// Reads a report judged before the harness signalled the server behind its launcher
+    /// the way a new one is judged ([`JudgedCase::attribute_to_launcher`]); its summary is
+    /// then counted again. A timed rule is one the report's rules carry a budget for.
+    pub fn attribute_to_launchers(&mut self) {
+        let timed: Vec<RuleId> = self
+            .rules
+            .iter()
+            .filter(|(id, r)| r.budget.is_some() && **id != RuleId::ProcessNoLeakedDescendants)
+            .map(|(id, _)| *id)
+            .collect();
+        let mut changed = false;
+        for r in &mut self.results {
+            changed |= r.attribute_to_launcher(|id| timed.contains(&id));
+        }
+        if changed {
+            self.resummarize();
+        }
+    }
+}
+
+/// What a launcher did, for a line of its own (`LAUNCHER ...`): it is never the server's.
+pub fn launcher_line(r: &JudgedCase) -> Option<String> {
+    if let Some(l) = &r.launcher_left {
+        return Some(format!(
+            "{} did not pass {} on to the server: the server was still running {:.0} ms \
+             after its launcher exited, so the harness sent it {} itself (the launcher's doing, \
+             not the server's)",
+            l.named(),
+            l.signal,
+            l.left_ms,
+            l.signal
+        ));
+    }
+    let (launchers, signal) = r.left_by_launcher_unjudged()?;
+    Some(format!(
+        "{} exited on {signal} and did not pass it on: the server behind it was left \
+         running (the launcher's doing, not the server's; this report did not send the server \
+         {signal} itself)",
+        named(&launchers, None)
+    ))
+}
