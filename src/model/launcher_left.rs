@@ -181,3 +181,141 @@ pub fn launcher_line(r: &JudgedCase) -> Option<String> {
         named(&launchers, None)
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::profiles::Profiles;
+    use crate::config::scenarios;
+    use crate::model::{Budgets, Leftover, ScenarioId, ServerProcess, StepRecord};
+    use crate::rules::Catalogue;
+    use crate::test_support::{report_for, SPEC};
+
+    /// A `sigterm` case where SIGTERM reached `npm exec` alone, which exited 8 ms later and
+    /// left the server behind it running, judged as it was before the harness signalled the
+    /// server itself; `title` is how that report recorded the launcher.
+    fn left_by_npx(title: bool) -> JudgedCase {
+        let id: ScenarioId = "sigterm".parse().unwrap();
+        let plan = scenarios::build(&id, &Budgets::default(), &Profiles::bundled()).unwrap();
+        let mut o = Observation::empty("s", &id);
+        o.stage = Some(Stage::Sigterm);
+        o.exit_ms = Some(8.0);
+        o.steps = vec![StepRecord::new(plan.steps[0].action, 0.0)];
+        let node = "node /cache/_npx/1/node_modules/.bin/s";
+        o.server_process = Some(if title {
+            // Recorded before a scoped package's title was known as npx's.
+            ServerProcess {
+                pid: 10,
+                cmdline: "npm exec @scope/s@1.0.0".into(),
+                ..ServerProcess::default()
+            }
+        } else {
+            ServerProcess {
+                pid: 12,
+                cmdline: node.into(),
+                launchers: vec!["npm exec".into(), "sh -c".into()],
+                ..ServerProcess::default()
+            }
+        });
+        o.leftovers = vec![Leftover {
+            pid: 12,
+            cmdline: node.into(),
+            started_by: Some(11),
+            started_by_cmdline: Some("sh -c s".into()),
+        }];
+        let checks =
+            Catalogue::bundled().judge(&o, &plan, &Budgets::default(), SPEC.parse().unwrap());
+        JudgedCase {
+            observation: o,
+            budgets: None,
+            ladder: Some(plan.ladder()),
+            checks,
+            repeat: None,
+            not_testable: None,
+        }
+    }
+
+    fn status(r: &JudgedCase, id: RuleId) -> Status {
+        r.checks.iter().find(|c| c.id == id).unwrap().status
+    }
+
+    #[test]
+    fn the_server_is_judged_on_the_signal_the_harness_sent_it_itself() {
+        let mut r = left_by_npx(false);
+        assert_eq!(r.verdict(), Status::Warning, "as judged before: the leak");
+        r.observation.leftovers.clear();
+        r.observation.launcher_left = Some(LauncherLeft {
+            launchers: vec!["npm exec".into(), "sh -c".into()],
+            agent: Some("npm/11.6.2".into()),
+            signal: SignalName::Term,
+            left_ms: 1000.0,
+            stage: Stage::Sigterm,
+            exit_ms: Some(40.0),
+            runqueue_ms: None,
+        });
+        let id = r.observation.scenario.clone();
+        let plan = scenarios::build(&id, &Budgets::default(), &Profiles::bundled()).unwrap();
+        let judge = |o: &Observation| {
+            Catalogue::bundled().judge(o, &plan, &Budgets::default(), SPEC.parse().unwrap())
+        };
+        r.checks = judge(&r.observation);
+        assert_eq!(r.verdict(), Status::Success, "{:#?}", r.checks);
+        let line = launcher_line(&r).unwrap();
+        assert!(
+            line.starts_with("`npm exec` → `sh -c` (npm/11.6.2) did not pass SIGTERM on"),
+            "{line}"
+        );
+        // A server that ignores the SIGTERM it was sent itself is judged for it.
+        let ll = r.observation.launcher_left.as_mut().unwrap();
+        (ll.stage, ll.exit_ms) = (Stage::Sigkill, Some(2004.0));
+        let checks = judge(&r.observation);
+        let c = checks
+            .iter()
+            .find(|c| c.id == RuleId::ProcessExitOnSigterm)
+            .unwrap();
+        assert_eq!(c.status, Status::Warning);
+        assert!(
+            c.message
+                .contains("after the harness sent it SIGTERM itself"),
+            "{}",
+            c.message
+        );
+    }
+
+    #[test]
+    fn an_old_report_takes_the_launchers_part_off_the_server() {
+        for title in [false, true] {
+            let mut report = report_for(SPEC, vec![left_by_npx(title)]);
+            assert_eq!(report.summary.warning, 1);
+            report.attribute_to_launchers();
+            let r = &report.results[0];
+            assert_eq!(r.verdict(), Status::Success, "{:#?}", r.checks);
+            for id in [
+                RuleId::ProcessNoLeakedDescendants,
+                RuleId::ProcessExitOnSigterm,
+            ] {
+                assert_eq!(status(r, id), Status::Skipped, "{id}");
+            }
+            assert_eq!(status(r, RuleId::StdioStdoutOnlyMcp), Status::Success);
+            assert_eq!((report.summary.warning, report.summary.skipped), (0, 2));
+            let line = launcher_line(r).unwrap();
+            assert!(
+                line.contains("exited on SIGTERM and did not pass it on"),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_server_that_got_the_signal_itself_keeps_its_verdict() {
+        // SIGINT to the group reaches the server too: what it left is its own.
+        let mut r = left_by_npx(false);
+        r.observation.steps[0].action = Action::Signal {
+            signal: SignalName::Int,
+            to: Target::Group,
+        };
+        assert!(!r.attribute_to_launcher(|_| true));
+        assert_eq!(launcher_line(&r), None);
+        assert_eq!(r.verdict(), Status::Warning);
+    }
+}
