@@ -7,8 +7,9 @@
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use mcp_shutdown_conformance::model::Report;
+use mcp_shutdown_conformance::model::{Report, SignalName, Stage, Status};
 use mcp_shutdown_conformance::{manifest, Case};
+use mcp_shutdown_conformance::{render, Format};
 use rstest::rstest;
 
 use super::skip;
@@ -21,6 +22,11 @@ fn fixture(name: &str) -> PathBuf {
 /// The manifest's server under `close`, checked to leave nothing behind; `None` when a tool
 /// its setup needs is missing (a skip, or a failure under CI=true).
 fn run_close(name: &str, test: &str) -> Option<Report> {
+    run_ending(name, "close", test)
+}
+
+/// The manifest's server under `ending`, checked to leave nothing behind.
+fn run_ending(name: &str, ending: &str, test: &str) -> Option<Report> {
     let m = manifest::load_file(&fixture(name)).unwrap_or_else(|e| panic!("{e}"));
     let setup = m.setup.as_ref().expect("the fixture has a setup");
     if let Some(tool) = setup.requires.iter().find(|t| which::which(t).is_err()) {
@@ -30,7 +36,7 @@ fn run_close(name: &str, test: &str) -> Option<Report> {
     let mark = fresh_mark();
     let report = harness().server_env(MARK, &mark).run(&[Case {
         manifest: m,
-        scenario: "close".parse().expect("an ending"),
+        scenario: ending.parse().expect("an ending"),
     }]);
     assert_nothing_left(&mark, name);
     Some(report)
@@ -74,6 +80,53 @@ fn a_node_server_is_found_behind_its_launcher(#[case] name: &str, #[case] launch
         "the server is diagnosed, not its launcher"
     );
     assert!(held.hint.contains("typescript-sdk#2002"), "{}", held.hint);
+}
+
+/// SIGTERM to `npx` (or `sh -c`) alone: the launcher exits and does not pass it on, leaving
+/// the timer server running. That is the launcher's doing: the harness then sends the server
+/// SIGTERM itself, the server (Node's default: exit) is judged ok on it, and the launcher's
+/// part is a line of its own that names it.
+#[rstest]
+#[case::npx("npx", &["npm exec", "sh -c"])]
+#[case::sh_c("sh-c", &["sh -c"])]
+fn a_launcher_that_does_not_pass_sigterm_on_is_not_the_servers_doing(
+    #[case] name: &str,
+    #[case] launchers: &[&str],
+) {
+    let test = format!("a_launcher_that_does_not_pass_sigterm_on_is_not_the_servers_doing({name})");
+    let Some(r) = run_ending(name, "sigterm", &test) else {
+        return;
+    };
+    let case = &r.results[0];
+    assert_eq!(case.error, None, "{case:#?}");
+    let left = case
+        .launcher_left
+        .as_ref()
+        .expect("the launcher left the server running");
+    assert_eq!(left.launchers, launchers);
+    assert_eq!(left.signal, SignalName::Term);
+    assert_eq!(left.stage, Stage::Sigterm, "{left:#?}");
+    if name == "npx" {
+        assert!(
+            left.agent.as_deref().is_some_and(|a| a.starts_with("npm/")),
+            "{left:#?}"
+        );
+    }
+    assert!(case.leftovers.is_empty(), "{:#?}", case.leftovers);
+    for c in &case.checks {
+        assert_eq!(c.status, Status::Success, "{c:#?}");
+    }
+    let text = render(&r, Format::Text);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("LAUNCHER"))
+        .unwrap_or_else(|| panic!("a launcher line:\n{text}"));
+    assert!(
+        line.contains(&format!("`{}`", launchers[0])) && line.contains("did not pass SIGTERM on"),
+        "{line}"
+    );
+    let md = render(&r, Format::Markdown);
+    assert!(md.contains("its launcher:"), "{md}");
 }
 
 /// A Python server behind `uv run`: mcp 1.30.0 read from the venv's site-packages, and the
