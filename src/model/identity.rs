@@ -1,13 +1,16 @@
 //! Who the server is behind its launcher: `npx`, `uvx`, `uv run`, `pipx run` and `sh -c`
 //! start the process that speaks MCP as a child and stand between it and its client. What a
 //! launcher is, and which process of a tree is the server, is decided here from what `/proc`
-//! said (`os::identify` reads it); a report then names, diagnoses and hints on that process.
+//! said (`os::identify` reads it); a report then names, diagnoses and hints on that process,
+//! and says what a launcher that left it running did ([`LauncherLeft`]).
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
 use super::ids::Runtime;
+use super::scenario::Stage;
+use super::signal::SignalName;
 
 /// The process that speaks MCP, as found after the handshake (or when it should have exited).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,6 +27,49 @@ pub struct ServerProcess {
     /// above its script and working directory, or its interpreter's `site-packages`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub package_dirs: Vec<PathBuf>,
+}
+
+/// The launchers ended on a signal sent to them alone, and the server behind them was still
+/// running a prompt budget later: they did not pass the signal on. The harness then sent the
+/// server that signal itself; what the server did with it is what it is judged on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LauncherLeft {
+    /// The launchers, outermost first (`npm exec`, `sh -c`).
+    pub launchers: Vec<String>,
+    /// The launcher's name and version as the server's environment gives it (`npm/11.6.2`,
+    /// from `npm_config_user_agent`), where it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The signal the launchers received and did not pass on.
+    pub signal: SignalName,
+    /// How long the server was still running after its launcher exited, before the harness
+    /// sent it the signal.
+    pub left_ms: f64,
+    /// What the server did with the signal sent to it: the stage that ended it, and when,
+    /// counted from that signal (of which `runqueue_ms` waiting for a CPU).
+    pub stage: Stage,
+    pub exit_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runqueue_ms: Option<f64>,
+}
+
+impl LauncherLeft {
+    /// The launchers in words: `npm exec → sh -c (npm/11.6.2)`.
+    pub fn named(&self) -> String {
+        named(&self.launchers, self.agent.as_deref())
+    }
+}
+
+pub(super) fn named(launchers: &[String], agent: Option<&str>) -> String {
+    let chain = launchers
+        .iter()
+        .map(|l| format!("`{l}`"))
+        .collect::<Vec<_>>()
+        .join(" → ");
+    match agent {
+        Some(a) => format!("{chain} ({a})"),
+        None => chain,
+    }
 }
 
 /// One process of a tree as `/proc` shows it, for the decisions below.

@@ -3,61 +3,18 @@
 //! server the signal itself, as a host that signals the process group does, so the server is
 //! judged on what it does with it; the launcher's part is reported as the launcher's, named.
 //! Reports from before the harness did so are read the same way: the launcher's part is taken
-//! off the server's checks ([`JudgedCase::attribute_to_launcher`]).
+//! off the server's checks ([`JudgedCase::attribute_to_launcher`]). What was recorded of the
+//! launcher and of the server's own end is `model::identity::LauncherLeft`.
 
 use std::borrow::Cow;
 
-use serde::{Deserialize, Serialize};
-
+use super::identity::named;
 use super::observation::Observation;
 use super::report::{JudgedCase, Report};
-use super::scenario::{Action, Stage, Target};
+use super::scenario::{Action, Target};
 use super::signal::SignalName;
 use super::verdict::{Outcome, Status};
 use super::RuleId;
-
-/// The launchers ended on a signal sent to them alone, and the server behind them was still
-/// running a prompt budget later: they did not pass the signal on. The harness then sent the
-/// server that signal itself; what the server did with it is what it is judged on.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LauncherLeft {
-    /// The launchers, outermost first (`npm exec`, `sh -c`).
-    pub launchers: Vec<String>,
-    /// The launcher's name and version as the server's environment gives it (`npm/11.6.2`,
-    /// from `npm_config_user_agent`), where it does.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent: Option<String>,
-    /// The signal the launchers received and did not pass on.
-    pub signal: SignalName,
-    /// How long the server was still running after its launcher exited, before the harness
-    /// sent it the signal.
-    pub left_ms: f64,
-    /// What the server did with the signal sent to it: the stage that ended it, and when,
-    /// counted from that signal (of which `runqueue_ms` waiting for a CPU).
-    pub stage: Stage,
-    pub exit_ms: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub runqueue_ms: Option<f64>,
-}
-
-impl LauncherLeft {
-    /// The launchers in words: `npm exec → sh -c (npm/11.6.2)`.
-    pub fn named(&self) -> String {
-        named(&self.launchers, self.agent.as_deref())
-    }
-}
-
-fn named(launchers: &[String], agent: Option<&str>) -> String {
-    let chain = launchers
-        .iter()
-        .map(|l| format!("`{l}`"))
-        .collect::<Vec<_>>()
-        .join(" → ");
-    match agent {
-        Some(a) => format!("{chain} ({a})"),
-        None => chain,
-    }
-}
 
 /// The signal the launched process alone was sent last, when its launcher ending on it can
 /// have left the server behind (SIGKILL cannot be passed on by anyone).
@@ -188,6 +145,7 @@ mod tests {
     use crate::config::profiles::Profiles;
     use crate::config::scenarios;
     use crate::model::{Budgets, Leftover, ScenarioId, ServerProcess, StepRecord};
+    use crate::model::{LauncherLeft, Stage};
     use crate::rules::Catalogue;
     use crate::test_support::{report_for, SPEC};
 

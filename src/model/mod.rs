@@ -19,9 +19,9 @@ pub mod what_if;
 pub use budgets::Budgets;
 pub use case_error::{CaseError, ErrorKind};
 pub use census::{CensusRun, History, Judged, Pass, ServerHistory, Verdict};
-pub use identity::{ProcView, ServerProcess};
+pub use identity::{LauncherLeft, ProcView, ServerProcess};
 pub use ids::{BudgetName, Ending, ProfileId, Revision, RuleId, Runtime, ScenarioId, UnknownId};
-pub use launcher_left::{launcher_line, LauncherLeft};
+pub use launcher_left::launcher_line;
 pub use observation::{
     group_leftovers, CaseTiming, Decisive, Diagnostics, HandshakeInfo, HandshakeMode, HostSignal,
     InflightOutcome, Leftover, LeftoverGroup, MachineBound, Observation, ProcState, RealHostRun,

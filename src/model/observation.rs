@@ -418,7 +418,7 @@ pub struct Observation {
     /// behind them running: who they are, and what the server did when the harness then sent
     /// it that signal itself (reports before it was recorded: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub launcher_left: Option<super::launcher_left::LauncherLeft>,
+    pub launcher_left: Option<super::identity::LauncherLeft>,
     /// In `inflight`: whether the request left in flight was answered before stdout closed.
     #[serde(default)]
     pub inflight_answered: Option<bool>,

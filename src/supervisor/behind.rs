@@ -9,14 +9,21 @@ use std::time::Duration;
 use super::settle_descendants;
 use crate::model::launcher_left::signal_to_launcher_alone;
 use crate::model::scenario::stage_after;
-use crate::model::{Action, LauncherLeft, Observation, SignalName, Stage, Target};
+use crate::model::{Action, Budgets, LauncherLeft, Observation, SignalName, Stage, Target};
 use crate::os::{identify, mono_ns, procfs, Pidfd, ProcInfo};
+
+/// What is still running a prompt budget after the launched process ended (`root`), and
+/// after the server its launchers left running ended too, when they did.
+pub fn settle(result: &mut Observation, budgets: &Budgets, root: i32) -> Vec<ProcInfo> {
+    let alive = settle_descendants(budgets.prompt_ms, &[root]);
+    signal_left_server(result, budgets.prompt_ms, budgets.grace_ms, alive, &[root])
+}
 
 /// When the launchers ended on a signal sent to them alone and `alive` (what was still
 /// running a prompt budget after) holds the server behind them: signals the server, records
 /// what it did in `launcher_left`, and returns what is still running a prompt budget after
 /// the server's own end. Else returns `alive` as it is.
-pub fn signal_left_server(
+fn signal_left_server(
     result: &mut Observation,
     prompt_ms: u64,
     grace_ms: u64,

@@ -8,7 +8,7 @@ use super::ladder::LadderState;
 use super::launch::{handshake, launch, settled_stdout, Running, ServerStdin, StderrTap};
 use super::link::Link;
 use super::protocol::CaseSpec;
-use super::{behind, finish, live_tree, settle_descendants};
+use super::{behind, finish, live_tree};
 use crate::mcp::handshake::{Peer, WallDeadline};
 use crate::mcp::wire::WireEvent;
 use crate::model::{
@@ -223,14 +223,7 @@ pub fn run(spec: &CaseSpec, link: &Link) -> Observation {
     if ended.stage != Stage::Survived {
         result.exit_status = server_child.wait().ok().map(ExitStatus::from);
     }
-    let alive = settle_descendants(spec.budgets.prompt_ms, &[pidfd.pid()]);
-    let alive = behind::signal_left_server(
-        &mut result,
-        spec.budgets.prompt_ms,
-        spec.budgets.grace_ms,
-        alive,
-        &[pidfd.pid()],
-    );
+    let alive = behind::settle(&mut result, &spec.budgets, pidfd.pid());
     let stdout = settled_stdout(&flusher, &record);
     if spec.scenario.inflight {
         let got = response(&rx, INFLIGHT_ID);
