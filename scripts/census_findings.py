@@ -121,26 +121,58 @@ LEAK_SCENARIOS = [
 ]
 
 
+def left_by_launcher(case):
+    """The launcher ended and left the server behind it running: the harness then signalled
+    the server itself (`launcher_left`), or, in a report from before it did, the server's own
+    process (or, recorded before `npm exec @scope/pkg` was known as npx's title, anything
+    behind that launcher) is among what was left."""
+    if case.get("launcher_left"):
+        return True
+    proc = case.get("server_process") or {}
+    left = case.get("leftovers") or []
+    if not left or not proc:
+        return False
+    if proc.get("launchers"):
+        return any(l["pid"] == proc["pid"] for l in left)
+    return proc.get("cmdline", "").startswith("npm exec ")
+
+
 def leaks(report, judged):
-    """Servers whose processes outlived a ladder that signals only the launcher's pid."""
-    parts = []
+    """Under ladders that signal only the launcher's pid: servers that left their own
+    processes running, and, apart, launchers that did not pass the signal on (never the
+    server's doing: the server is judged on the signal the harness then sends it itself)."""
+    own, launchers = [], []
     for scenario, what in LEAK_SCENARIOS:
         cases = published(judged, scenario)
-        left = [c for c in cases if status(c, "process-no-leaked-descendants") in ("WARNING", "FAILURE")]
         if not cases:
             continue
+        left = [c for c in cases if status(c, "process-no-leaked-descendants") in ("WARNING", "FAILURE")]
+        left = [c for c in left if not (left_by_launcher(c) and not c.get("launcher_left"))]
+        own.append(f"under {what} {len(left)} of {len(cases)}")
         by = {}
-        for c in left:
-            by[launcher(report, c["server"])] = by.get(launcher(report, c["server"]), 0) + 1
-        split = ", ".join(f"{n} {k}" for k, n in sorted(by.items()))
-        parts.append(f"under {what} {len(left)} of {len(cases)}" + (f" ({split})" if split else ""))
-    if not parts:
-        return []
-    return [
-        "- **Processes left running** (a launcher ended, the server behind it not): "
-        + "; ".join(parts)
-        + "."
-    ]
+        for c in cases:
+            if left_by_launcher(c):
+                k = launcher(report, c["server"])
+                by[k] = by.get(k, 0) + 1
+        if by:
+            split = ", ".join(f"{n} {k}" for k, n in sorted(by.items()))
+            launchers.append(f"under {what} {sum(by.values())} of {len(cases)} ({split})")
+    lines = []
+    if own:
+        lines.append(
+            "- **Processes the server left running** (its own, after its own end): "
+            + "; ".join(own)
+            + "."
+        )
+    if launchers:
+        lines.append(
+            "- **Launchers that did not pass the signal on** (the launcher's doing, never "
+            "scored against the server; the server is judged on the signal sent to it itself, "
+            "and where a report did not send it, not judged on that ending's exit): "
+            + "; ".join(launchers)
+            + "."
+        )
+    return lines
 
 
 RULE_LINES = [

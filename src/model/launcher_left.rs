@@ -96,6 +96,17 @@ impl JudgedCase {
     }
 }
 
+impl JudgedCase {
+    /// The processes the server left running, not counting the server itself when its
+    /// launcher left it there in a report judged before the harness signalled it.
+    pub fn own_leftover_count(&self) -> u64 {
+        match self.left_by_launcher_unjudged() {
+            Some(_) => 0,
+            None => self.leftover_count(),
+        }
+    }
+}
+
 impl Report {
     /// Reads a report judged before the harness signalled the server behind its launcher
     /// the way a new one is judged ([`JudgedCase::attribute_to_launcher`]); its summary is

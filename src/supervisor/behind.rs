@@ -12,11 +12,17 @@ use crate::model::scenario::stage_after;
 use crate::model::{Action, Budgets, LauncherLeft, Observation, SignalName, Stage, Target};
 use crate::os::{identify, mono_ns, procfs, Pidfd, ProcInfo};
 
-/// What is still running a prompt budget after the launched process ended (`root`), and
-/// after the server its launchers left running ended too, when they did.
-pub fn settle(result: &mut Observation, budgets: &Budgets, root: i32) -> Vec<ProcInfo> {
-    let alive = settle_descendants(budgets.prompt_ms, &[root]);
-    signal_left_server(result, budgets.prompt_ms, budgets.grace_ms, alive, &[root])
+/// What is still running `settle_ms` after the launched process ended (`except`: it and
+/// the harness's own processes), and a prompt budget after the server its launchers left
+/// running ended too, when they did.
+pub fn settle(
+    result: &mut Observation,
+    budgets: &Budgets,
+    settle_ms: u64,
+    except: &[i32],
+) -> Vec<ProcInfo> {
+    let alive = settle_descendants(settle_ms, except);
+    signal_left_server(result, budgets.prompt_ms, budgets.grace_ms, alive, except)
 }
 
 /// When the launchers ended on a signal sent to them alone and `alive` (what was still
@@ -33,7 +39,8 @@ fn signal_left_server(
     let Some(signal) = signal_to_launcher_alone(result.steps.iter().map(|s| s.action)) else {
         return alive;
     };
-    let Some(p) = result.server_process.as_ref() else {
+    let ended = !matches!(result.stage, None | Some(Stage::Survived));
+    let Some(p) = result.server_process.as_ref().filter(|_| ended) else {
         return alive;
     };
     if p.launchers.is_empty() || !alive.iter().any(|a| a.pid == p.pid) {

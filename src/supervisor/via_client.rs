@@ -11,7 +11,7 @@ use super::ladder::LadderState;
 use super::launch::StderrTap;
 use super::link::{spawn_guard, Link};
 use super::protocol::{recv, send, CaseSpec, ClientEvent, ClientMode, ToClient};
-use super::{exits_unless_idle, finish, live_tree, settle_descendants};
+use super::{behind, exits_unless_idle, finish, live_tree};
 use crate::model::{
     Action, CaseError, ErrorKind, ExitStatus, Observation, SignalName, Stage, StdoutRecord,
 };
@@ -312,7 +312,7 @@ pub fn run(spec: &CaseSpec, helper: &Path, link: &Link) -> Observation {
     result.server_process = result.server_process.take().or(driven.server_process);
     let settle_ms = if survived { 0 } else { spec.budgets.prompt_ms };
     ours.push(server.pid());
-    let alive = settle_descendants(settle_ms, &ours);
+    let alive = behind::settle(&mut result, &spec.budgets, settle_ms, &ours);
     finish(&mut result, &record, &tap, &alive, &before);
     if client.terminal.is_some() {
         // The terminal's shell outlives its job; the terminal is done with.

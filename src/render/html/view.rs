@@ -66,6 +66,8 @@ pub(super) struct CaseView {
     pub(super) error: Option<(String, String)>,
     pub(super) timeline: String,
     pub(super) note: Option<String>,
+    /// What its launcher did, never the server's.
+    pub(super) launcher: Option<String>,
     pub(super) held: Option<(String, String)>,
     pub(super) checks: Vec<CheckView>,
     pub(super) leftovers: Vec<LeftoverView>,
@@ -208,6 +210,7 @@ pub(super) fn case_view(report: &Report, index: usize, r: &JudgedCase) -> CaseVi
         }),
         timeline: timeline(r, report.budgets_of(r)),
         note: r.note.as_deref().map(visible),
+        launcher: crate::model::launcher_line(r).as_deref().map(visible),
         held: held_by(r).zip(r.diagnostics.as_ref()).map(|(h, d)| {
             let fixed = !crate::render::present::fixes_of(report, &r.server).is_empty();
             let hint = if fixed { "See its fix above." } else { &d.hint };

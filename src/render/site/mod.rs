@@ -240,8 +240,9 @@ fn row(
             .map(|c| c.as_ref().map(|c| (c.short(), host_class(c))))
             .collect(),
         host_wait_ms,
-        leaky_cases: cases.iter().filter(|r| r.leftover_count() > 0).count(),
-        leaked: cases.iter().map(|r| r.leftover_count()).sum(),
+        // What a launcher left running is the launcher's (its line says so).
+        leaky_cases: cases.iter().filter(|r| r.own_leftover_count() > 0).count(),
+        leaked: cases.iter().map(|r| r.own_leftover_count()).sum(),
         stem: stem(server),
     }
 }
