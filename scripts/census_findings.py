@@ -137,26 +137,38 @@ def left_by_launcher(case):
     return proc.get("cmdline", "").startswith("npm exec ")
 
 
+def by_launcher(report, cases):
+    by = {}
+    for c in cases:
+        k = launcher(report, c["server"])
+        by[k] = by.get(k, 0) + 1
+    return ", ".join(f"{n} {k}" for k, n in sorted(by.items()))
+
+
 def leaks(report, judged):
     """Under ladders that signal only the launcher's pid: servers that left their own
-    processes running, and, apart, launchers that did not pass the signal on (never the
-    server's doing: the server is judged on the signal the harness then sends it itself)."""
-    own, launchers = [], []
+    processes running; apart, launchers that did not pass the signal on (never the server's
+    doing: the server is judged on the signal the harness then sends it itself); and apart
+    again, in a report from before the process behind a launcher was recorded, what was left
+    running without saying whose it is."""
+    own, launchers, unknown = [], [], []
     for scenario, what in LEAK_SCENARIOS:
         cases = published(judged, scenario)
         if not cases:
             continue
-        left = [c for c in cases if status(c, "process-no-leaked-descendants") in ("WARNING", "FAILURE")]
-        left = [c for c in left if not (left_by_launcher(c) and not c.get("launcher_left"))]
-        own.append(f"under {what} {len(left)} of {len(cases)}")
-        by = {}
-        for c in cases:
-            if left_by_launcher(c):
-                k = launcher(report, c["server"])
-                by[k] = by.get(k, 0) + 1
-        if by:
-            split = ", ".join(f"{n} {k}" for k, n in sorted(by.items()))
-            launchers.append(f"under {what} {sum(by.values())} of {len(cases)} ({split})")
+        missed = [
+            c for c in cases
+            if status(c, "process-no-leaked-descendants") in ("WARNING", "FAILURE")
+        ]
+        behind = [c for c in cases if left_by_launcher(c)]
+        blind = [c for c in missed if not c.get("server_process") and not c.get("launcher_left")]
+        mine = [c for c in missed if c not in blind and not (c in behind and not c.get("launcher_left"))]
+        if len(blind) < len(missed) or not missed:
+            own.append(f"under {what} {len(mine)} of {len(cases)}")
+        if behind:
+            launchers.append(f"under {what} {len(behind)} of {len(cases)} ({by_launcher(report, behind)})")
+        if blind:
+            unknown.append(f"under {what} {len(blind)} of {len(cases)} ({by_launcher(report, blind)})")
     lines = []
     if own:
         lines.append(
@@ -170,6 +182,13 @@ def leaks(report, judged):
             "scored against the server; the server is judged on the signal sent to it itself, "
             "and where a report did not send it, not judged on that ending's exit): "
             + "; ".join(launchers)
+            + "."
+        )
+    if unknown:
+        lines.append(
+            "- **Processes left running** (a launcher ended, the server behind it not, or the "
+            "server's own: this report did not record which process was the server): "
+            + "; ".join(unknown)
             + "."
         )
     return lines
