@@ -12,10 +12,15 @@ use crate::model::scenario::stage_after;
 use crate::model::{Action, Budgets, LauncherLeft, Observation, SignalName, Stage, Target};
 use crate::os::{identify, mono_ns, procfs, Pidfd, ProcInfo};
 
+/// [`settle_for`] a prompt budget.
+pub fn settle(result: &mut Observation, budgets: &Budgets, except: &[i32]) -> Vec<ProcInfo> {
+    settle_for(result, budgets, budgets.prompt_ms, except)
+}
+
 /// What is still running `settle_ms` after the launched process ended (`except`: it and
 /// the harness's own processes), and a prompt budget after the server its launchers left
 /// running ended too, when they did.
-pub fn settle(
+pub fn settle_for(
     result: &mut Observation,
     budgets: &Budgets,
     settle_ms: u64,

@@ -223,12 +223,7 @@ pub fn run(spec: &CaseSpec, link: &Link) -> Observation {
     if ended.stage != Stage::Survived {
         result.exit_status = server_child.wait().ok().map(ExitStatus::from);
     }
-    let alive = behind::settle(
-        &mut result,
-        &spec.budgets,
-        spec.budgets.prompt_ms,
-        &[pidfd.pid()],
-    );
+    let alive = behind::settle(&mut result, &spec.budgets, &[pidfd.pid()]);
     let stdout = settled_stdout(&flusher, &record);
     if spec.scenario.inflight {
         let got = response(&rx, INFLIGHT_ID);

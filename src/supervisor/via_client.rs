@@ -312,7 +312,7 @@ pub fn run(spec: &CaseSpec, helper: &Path, link: &Link) -> Observation {
     result.server_process = result.server_process.take().or(driven.server_process);
     let settle_ms = if survived { 0 } else { spec.budgets.prompt_ms };
     ours.push(server.pid());
-    let alive = behind::settle(&mut result, &spec.budgets, settle_ms, &ours);
+    let alive = behind::settle_for(&mut result, &spec.budgets, settle_ms, &ours);
     finish(&mut result, &record, &tap, &alive, &before);
     if client.terminal.is_some() {
         // The terminal's shell outlives its job; the terminal is done with.
