@@ -155,54 +155,10 @@ mod tests {
     use super::*;
     use crate::config::profiles::Profiles;
     use crate::config::scenarios;
-    use crate::model::{Budgets, Leftover, ScenarioId, ServerProcess, StepRecord};
+    use crate::model::Budgets;
     use crate::model::{LauncherLeft, Stage};
     use crate::rules::Catalogue;
-    use crate::test_support::{report_for, SPEC};
-
-    /// A `sigterm` case where SIGTERM reached `npm exec` alone, which exited 8 ms later and
-    /// left the server behind it running, judged as it was before the harness signalled the
-    /// server itself; `title` is how that report recorded the launcher.
-    fn left_by_npx(title: bool) -> JudgedCase {
-        let id: ScenarioId = "sigterm".parse().unwrap();
-        let plan = scenarios::build(&id, &Budgets::default(), &Profiles::bundled()).unwrap();
-        let mut o = Observation::empty("s", &id);
-        o.stage = Some(Stage::Sigterm);
-        o.exit_ms = Some(8.0);
-        o.steps = vec![StepRecord::new(plan.steps[0].action, 0.0)];
-        let node = "node /cache/_npx/1/node_modules/.bin/s";
-        o.server_process = Some(if title {
-            // Recorded before a scoped package's title was known as npx's.
-            ServerProcess {
-                pid: 10,
-                cmdline: "npm exec @scope/s@1.0.0".into(),
-                ..ServerProcess::default()
-            }
-        } else {
-            ServerProcess {
-                pid: 12,
-                cmdline: node.into(),
-                launchers: vec!["npm exec".into(), "sh -c".into()],
-                ..ServerProcess::default()
-            }
-        });
-        o.leftovers = vec![Leftover {
-            pid: 12,
-            cmdline: node.into(),
-            started_by: Some(11),
-            started_by_cmdline: Some("sh -c s".into()),
-        }];
-        let checks =
-            Catalogue::bundled().judge(&o, &plan, &Budgets::default(), SPEC.parse().unwrap());
-        JudgedCase {
-            observation: o,
-            budgets: None,
-            ladder: Some(plan.ladder()),
-            checks,
-            repeat: None,
-            not_testable: None,
-        }
-    }
+    use crate::test_support::{left_by_npx, report_for, SPEC};
 
     fn status(r: &JudgedCase, id: RuleId) -> Status {
         r.checks.iter().find(|c| c.id == id).unwrap().status

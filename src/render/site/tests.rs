@@ -160,3 +160,31 @@ fn every_server_gets_a_page_badges_and_a_snippet() {
         "{md}"
     );
 }
+
+/// A census judged before the harness signalled the server behind npx: read again, npx's
+/// leftover server counts against neither the server's verdict nor its leaks, and its page
+/// gives the launcher a line of its own.
+#[test]
+fn a_launchers_leftover_server_is_never_the_servers() {
+    let mut rep = crate::test_support::report_for(
+        crate::test_support::SPEC,
+        vec![crate::test_support::left_by_npx(true)],
+    );
+    let (_, rows) = leaderboard(&rep);
+    // Its checks as judged then; the leak column never counted the launcher's leftover.
+    assert_eq!((rows[0].worst, rows[0].leaked), (Worst::Warning, 0));
+    rep.attribute_to_launchers();
+    let (_, rows) = leaderboard(&rep);
+    assert_eq!((rows[0].worst, rows[0].leaked), (Worst::Success, 0));
+    let pages = render(&rep, None);
+    let (_, page) = pages
+        .iter()
+        .find(|(path, _)| path.starts_with("servers/") && path.ends_with(".html"))
+        .expect("a server page");
+    assert!(page.contains("Its launcher"), "{page}");
+    let md = crate::render::render(&rep, crate::render::Format::Markdown);
+    assert!(
+        md.contains("its launcher: `npm exec` exited on SIGTERM"),
+        "{md}"
+    );
+}
