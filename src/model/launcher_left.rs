@@ -46,6 +46,12 @@ impl Observation {
         }
     }
 
+    /// Its launcher ended and left the server running, whether the harness then signalled
+    /// the server itself or not: what a user of a host that does as the case did is left with.
+    pub fn launcher_left_it(&self) -> bool {
+        self.launcher_left.is_some() || self.left_by_launcher()
+    }
+
     /// A case judged before the harness signalled the server behind its launcher: the
     /// launcher ended on a signal sent to it alone and what it left running is the server
     /// behind it. Returns the launchers and that signal.

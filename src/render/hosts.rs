@@ -161,7 +161,7 @@ fn cell(r: &JudgedCase) -> HostCell<'_> {
         Some(Stage::Survived) if hosts_doing == Some(HostsDoing::LeftRunning) => {
             "host left it running"
         }
-        Some(_) if r.left_by_launcher() => "its launcher left it",
+        Some(_) if r.launcher_left_it() => "its launcher left it",
         Some(Stage::Eof) => "stdin EOF",
         Some(Stage::Sigint) => "SIGINT",
         Some(Stage::Sigterm) => "SIGTERM",
@@ -173,7 +173,7 @@ fn cell(r: &JudgedCase) -> HostCell<'_> {
     HostCell {
         case: r,
         // A server its launcher left behind never went: the user's wait did not end.
-        wait_ms: if survived || r.left_by_launcher() {
+        wait_ms: if survived || r.launcher_left_it() {
             None
         } else {
             r.exit_ms
@@ -184,7 +184,7 @@ fn cell(r: &JudgedCase) -> HostCell<'_> {
             Some(HostsDoing::LeftRunning) => false,
             _ => matches!(r.stage, Some(Stage::Sigkill | Stage::Survived)),
         },
-        left_running: survived || r.leftover_count() > 0,
+        left_running: survived || r.launcher_left_it() || r.leftover_count() > 0,
         hosts_doing,
     }
 }
@@ -195,7 +195,7 @@ fn needs(close: &JudgedCase) -> Option<String> {
         return None;
     }
     let t = close.exit_ms.map(seconds).unwrap_or_default();
-    if close.left_by_launcher() {
+    if close.launcher_left_it() {
         return Some("nothing a host sends: its launcher exits and leaves it running".into());
     }
     Some(match close.stage? {
