@@ -49,7 +49,13 @@ impl Observation {
     /// Its launcher ended and left the server running, whether the harness then signalled
     /// the server itself or not: what a user of a host that does as the case did is left with.
     pub fn launcher_left_it(&self) -> bool {
-        self.launcher_left.is_some() || self.left_by_launcher()
+        self.launcher_left.is_some() || self.left_by_launcher() || self.launcher_left_unjudged()
+    }
+
+    /// A case judged before the harness signalled the server behind its launcher, where the
+    /// launcher left the server running ([`Self::left_by_launcher_unjudged`]).
+    pub fn launcher_left_unjudged(&self) -> bool {
+        self.left_by_launcher_unjudged().is_some()
     }
 
     /// A case judged before the harness signalled the server behind its launcher: the
@@ -130,6 +136,26 @@ impl Report {
         }
         if changed {
             self.resummarize();
+            self.keep_fixes_for_missed_rules();
+        }
+    }
+
+    /// Drops from each server's fixes the rules it no longer misses (and fixes left with
+    /// none): a fix for what its launcher did is no fix of the server's.
+    fn keep_fixes_for_missed_rules(&mut self) {
+        for (server, info) in &mut self.servers {
+            let missed: Vec<RuleId> = self
+                .results
+                .iter()
+                .filter(|r| &r.server == server)
+                .flat_map(|r| &r.checks)
+                .filter(|c| c.status.is_miss())
+                .map(|c| c.id)
+                .collect();
+            for f in &mut info.fixes {
+                f.rules.retain(|id| missed.contains(id));
+            }
+            info.fixes.retain(|f| !f.rules.is_empty());
         }
     }
 }
@@ -218,7 +244,12 @@ mod tests {
         for title in [false, true] {
             let mut report = report_for(SPEC, vec![left_by_npx(title)]);
             assert_eq!(report.summary.warning, 1);
+            assert!(
+                !report.servers["s"].fixes.is_empty(),
+                "a fix for the leak, then"
+            );
             report.attribute_to_launchers();
+            assert_eq!(report.servers["s"].fixes, [], "no fix for what npx did");
             let r = &report.results[0];
             assert_eq!(r.verdict(), Status::Success, "{:#?}", r.checks);
             for id in [

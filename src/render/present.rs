@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 pub use crate::rules::repeat::distribution;
 
 use crate::model::{
-    group_leftovers, Action, Basis, Decisive, ErrorKind, Fix, JudgedCase, Level, MachineBound,
-    Owner, ProcState, Report, Revision, ScenarioId, Status, Target,
+    group_leftovers, Action, Basis, Decisive, ErrorKind, Fix, JudgedCase, LeftoverGroup, Level,
+    MachineBound, Owner, ProcState, Report, Revision, ScenarioId, Status, Target,
 };
 
 /// What every format shows instead of a machine-bound case's verdict (and the census site
@@ -130,7 +130,9 @@ pub fn outcome(r: &JudgedCase) -> String {
     match (&r.error, own.stage, own.exit_ms) {
         (Some(e), _, _) => error_cell(e.kind),
         // The launcher's exit is not the server's: it was left running.
-        (None, Some(_), _) if r.left_by_launcher() => "left by its launcher".into(),
+        (None, Some(_), _) if r.left_by_launcher() || r.launcher_left_unjudged() => {
+            "left by its launcher".into()
+        }
         (None, Some(stage), Some(t)) => format!("{stage} {}", ms(t)),
         (None, Some(stage), None) => stage.to_string(),
         (None, None, _) => "?".into(),
@@ -355,10 +357,16 @@ pub fn held_by(r: &JudgedCase) -> Option<String> {
 /// parent (bounded however many there were).
 pub fn leftovers(r: &JudgedCase) -> Vec<String> {
     let server = r.server_process.as_ref().map(|p| p.pid);
+    let pids: Vec<i32> = r.leftovers.iter().map(|l| l.pid).collect();
+    // Recorded with the launcher as the server (before `npm exec @scope/pkg` was known as
+    // npx's title): the server is what the launcher's chain left at the top.
+    let top = |g: &LeftoverGroup| g.started_by.is_none_or(|p| !pids.contains(&p));
+    let behind = r.launcher_left_unjudged() && !r.left_by_launcher();
     let mut lines: Vec<String> = group_leftovers(&r.leftovers)
         .iter()
         .map(|g| {
-            if r.left_by_launcher() && g.pids.iter().any(|p| Some(*p) == server) {
+            let is_server = g.pids.iter().any(|p| Some(*p) == server) || (behind && top(g));
+            if (r.left_by_launcher() || behind) && is_server {
                 format!("{g}: the server itself, its launcher left it; the harness killed it")
             } else if g.pids.len() == 1 {
                 format!("{g} was still running; the harness killed it")
