@@ -156,7 +156,13 @@ pub fn view(report: &Report) -> Option<HostView<'_>> {
 
 fn cell(r: &JudgedCase) -> HostCell<'_> {
     let survived = r.stage == Some(Stage::Survived);
-    let hosts_doing = r.hosts_doing();
+    // Killed hard with no rule missed: the host's ladder left no time to act on its gentler
+    // steps (Copilot's SIGKILL 2 ms after its SIGTERM), so the kill is the host's doing too.
+    let unscored_kill =
+        r.stage == Some(Stage::Sigkill) && super::present::judged(r).is_some_and(|s| !s.is_miss());
+    let hosts_doing = r
+        .hosts_doing()
+        .or(unscored_kill.then_some(HostsDoing::KilledHard));
     let ended_by = match r.stage {
         Some(Stage::Survived) if hosts_doing == Some(HostsDoing::LeftRunning) => {
             "host left it running"
@@ -313,6 +319,21 @@ mod tests {
         let mut held = report.results[1].clone();
         held.observation.diagnostics = Some(Default::default());
         assert_eq!(crate::render::present::held_by(&held), None);
+    }
+
+    /// Copilot's SIGTERM, then its SIGKILL 2 ms later: a correct server killed hard missed no
+    /// rule, so the kill is the host's doing, and what held it is no fix of the server's.
+    #[test]
+    fn a_kill_that_missed_no_rule_is_the_hosts_doing() {
+        let mut r = result("s", "close:copilot-cli", Stage::Sigkill, 18.0);
+        r.observation.diagnostics = Some(Default::default());
+        let report = report_of(vec![result("s", "close", Stage::Eof, 3.0), r]);
+        let v = view(&report).expect("host cases");
+        let c = v.rows[0].cells[0].as_ref().expect("copilot-cli");
+        assert_eq!(c.hosts_doing, Some(HostsDoing::KilledHard));
+        assert_eq!(c.verdict(), None);
+        assert_eq!(crate::render::present::held_by(&report.results[1]), None);
+        assert!(crate::render::present::first_held(&report, "s").is_none());
     }
 
     /// A launcher that exits on the host's signal and leaves the server running: the cell and

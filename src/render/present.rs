@@ -308,10 +308,11 @@ pub fn first_held<'a>(report: &'a Report, server: &str) -> Option<(&'a JudgedCas
 }
 
 /// What held a server that should have exited, in one line (from its `/proc` diagnostics).
-/// None where its client left it no say (it never ended the session, or killed it first):
+/// None where its client left it no say (it never ended the session, or killed it first),
+/// or where the case missed no scored rule (e.g. a host's SIGKILL 2 ms after its SIGTERM):
 /// what held it then is no fault of the server, and no fix is offered for it.
 pub fn held_by(r: &JudgedCase) -> Option<String> {
-    if r.hosts_doing().is_some() {
+    if r.hosts_doing().is_some() || !judged(r).is_some_and(Status::is_miss) {
         return None;
     }
     let d = r.diagnostics.as_ref()?;
