@@ -4,8 +4,8 @@
 //! server's `close` case. Pure, from the report only; text, Markdown and HTML render it.
 
 use crate::model::{
-    Ending, HostsDoing, JudgedCase, ProfileBasis, ProfileInfo, ProfileKind, Report, ScenarioId,
-    Stage, Status,
+    Action, Ending, HostsDoing, JudgedCase, ProfileBasis, ProfileInfo, ProfileKind, Report,
+    ScenarioId, SignalName, Stage, Status,
 };
 
 use super::present::{cells, ms};
@@ -185,14 +185,30 @@ fn cell(r: &JudgedCase) -> HostCell<'_> {
             r.exit_ms
         },
         ended_by: ended_by.into(),
-        // A host that sends nothing kills nothing: the harness ended what it left running.
+        // A host that sends nothing, or no SIGKILL, kills nothing: the harness ended what it
+        // left running (VS Code's quit only closes the pipes).
         hard: match hosts_doing {
             Some(HostsDoing::LeftRunning) => false,
-            _ => matches!(r.stage, Some(Stage::Sigkill | Stage::Survived)),
+            _ => host_kills(r) && matches!(r.stage, Some(Stage::Sigkill | Stage::Survived)),
         },
         left_running: survived || r.launcher_left_it() || r.leftover_count() > 0,
         hosts_doing,
     }
+}
+
+/// The host's ladder has a SIGKILL (reports without a recorded ladder: assume it has).
+fn host_kills(r: &JudgedCase) -> bool {
+    r.ladder.as_ref().is_none_or(|l| {
+        l.steps.iter().any(|s| {
+            matches!(
+                s.action,
+                Action::Signal {
+                    signal: SignalName::Kill,
+                    ..
+                }
+            )
+        })
+    })
 }
 
 /// What ends the server gently, from how it answered the spec's ladder.
@@ -334,6 +350,20 @@ mod tests {
         assert_eq!(c.verdict(), None);
         assert_eq!(crate::render::present::held_by(&report.results[1]), None);
         assert!(crate::render::present::first_held(&report, "s").is_none());
+    }
+
+    /// VS Code's quit only closes the pipes: a server it left running was not killed hard
+    /// by it (the harness ended it), while one under Goose's SIGKILL was.
+    #[test]
+    fn a_host_that_sends_no_sigkill_kills_nothing() {
+        let report = report_of(vec![
+            result("s", "close:vscode-quit", Stage::Survived, 5000.0),
+            result("s", "close:goose", Stage::Sigkill, 3000.0),
+        ]);
+        let v = view(&report).expect("host cases");
+        let c: Vec<&HostCell> = v.rows[0].cells.iter().flatten().collect();
+        assert!(!c[0].hard && c[0].left_running);
+        assert!(c[1].hard);
     }
 
     /// A launcher that exits on the host's signal and leaves the server running: the cell and
