@@ -129,12 +129,15 @@ pub fn same_cause(
     // The cause without the details (stdout, stderr) the probe's row alone carries.
     let line = error.message.lines().next().unwrap_or_default();
     let cause = line.split("; ").next().unwrap_or(line);
-    Observation::failed(
-        server,
-        scenario,
-        error.kind,
-        format!("as its `{by}` case: {cause} (not launched again)"),
-    )
+    Observation {
+        same_as: Some(by.clone()),
+        ..Observation::failed(
+            server,
+            scenario,
+            error.kind,
+            format!("as its `{by}` case: {cause} (not launched again)"),
+        )
+    }
 }
 
 #[cfg(test)]
@@ -180,6 +183,7 @@ mod tests {
             panic!("shares the cause");
         };
         let o = same_cause("s", &id(Ending::Exit), &by, &error);
+        assert_eq!(o.same_as, Some(id(Ending::Close)));
         let e = o.error.unwrap();
         assert_eq!(e.kind, ErrorKind::HandshakeTimeout);
         assert_eq!(

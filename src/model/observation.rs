@@ -467,6 +467,10 @@ pub struct Observation {
     /// harness: which host and quit path, and how the stage was found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub real_host: Option<RealHostRun>,
+    /// Not launched: the server could not start in this case (its probe, `close`), whose
+    /// error this one carries, so that a report says it once, under that case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_as: Option<ScenarioId>,
 }
 
 /// A case run under a real host (`check --real-host`): the host ran the server and its own
@@ -558,6 +562,7 @@ impl Observation {
             load_avg: None,
             timing: None,
             real_host: None,
+            same_as: None,
         }
     }
 

@@ -267,7 +267,7 @@ fn findings(report: &Report) -> Vec<(u8, String)> {
             escape(&r.server),
             escape(&r.scenario.to_string())
         );
-        found.extend(unjudged(r, &who));
+        found.extend(unjudged(report, r, &who));
         found.extend(missed_checks(report, r, &who));
         found.extend(case_notes(r, &who));
     }
@@ -276,7 +276,7 @@ fn findings(report: &Report) -> Vec<(u8, String)> {
 }
 
 /// Why a case has no verdict: not testable, or it could not run.
-fn unjudged(r: &JudgedCase, who: &str) -> Option<(u8, String)> {
+fn unjudged(report: &Report, r: &JudgedCase, who: &str) -> Option<(u8, String)> {
     if let Some(n) = &r.not_testable {
         return Some((
             2,
@@ -288,12 +288,16 @@ fn unjudged(r: &JudgedCase, who: &str) -> Option<(u8, String)> {
             ),
         ));
     }
-    let e = r.error.as_ref()?;
+    // Said once, under the case whose error it shares.
+    let e = r.error.as_ref().filter(|_| r.same_as.is_none())?;
     let status = super::present::judged(r).unwrap_or(Status::Skipped);
+    let same = super::present::same_as(report, r)
+        .map(|s| format!(" (the same in {}: not launched again)", escape(&s)))
+        .unwrap_or_default();
     Some((
         rank(status),
         format!(
-            "{} {who} could not run ({}; owner: {}): {}",
+            "{} {who} could not run ({}; owner: {}): {}{same}",
             emoji(status),
             e.kind,
             e.kind.owner(),

@@ -307,6 +307,18 @@ pub fn first_held<'a>(report: &'a Report, server: &str) -> Option<(&'a JudgedCas
         .find_map(|r| Some((r, held_by(r)?)))
 }
 
+/// The cases of `r`'s server not launched because `r` could not start it (`exit, crash`),
+/// or None when there are none.
+pub fn same_as(report: &Report, r: &JudgedCase) -> Option<String> {
+    let same: Vec<String> = report
+        .results
+        .iter()
+        .filter(|o| o.server == r.server && o.same_as.as_ref() == Some(&r.scenario))
+        .map(|o| o.scenario.to_string())
+        .collect();
+    (!same.is_empty()).then(|| same.join(", "))
+}
+
 /// What held a server that should have exited, in one line (from its `/proc` diagnostics).
 /// None where its client left it no say (it never ended the session, or killed it first),
 /// or where the case missed no scored rule (e.g. a host's SIGKILL 2 ms after its SIGTERM):

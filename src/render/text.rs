@@ -116,7 +116,7 @@ fn findings(report: &Report, out: &mut String) {
                 n.message,
                 n.reason.owner()
             );
-        } else if let Some(e) = &r.error {
+        } else if let Some(e) = r.error.as_ref().filter(|_| r.same_as.is_none()) {
             let _ = writeln!(
                 out,
                 "{:<8} {} {}: {}: {} (owner: {})",
@@ -131,6 +131,9 @@ fn findings(report: &Report, out: &mut String) {
                 e.message,
                 e.kind.owner()
             );
+            if let Some(same) = super::present::same_as(report, r) {
+                let _ = writeln!(out, "         the same in {same}: not launched again");
+            }
         }
         for c in &r.checks {
             if c.status.is_miss() && c.outcome != Outcome::NotTestable {

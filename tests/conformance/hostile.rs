@@ -279,7 +279,17 @@ fn a_server_that_cannot_come_up_is_launched_once() {
                     e.message
                 );
                 assert!(r.stderr_tail.is_empty(), "stderr is the probe's alone");
+                assert_eq!(r.same_as.as_ref(), Some(&probe.scenario));
             }
         }
+        // The text report says the cause once, under the probe, with the others named.
+        let text = mcp_shutdown_conformance::render_text(&report);
+        let said: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains(&format!(" {server} ")) && l.contains(&kind.to_string()))
+            .filter(|l| !l.contains(" stdin-null:"))
+            .collect();
+        assert_eq!(said.len(), 1, "{server}: said once\n{text}");
+        assert!(text.contains("the same in "), "{text}");
     }
 }
