@@ -100,7 +100,10 @@ pub fn launcher(p: &ProcView) -> Option<String> {
             Some(format!("{} -c", base(arg(0))))
         }
         "env" => Some("env".into()),
-        "uv" | "uvx" if matches!(arg(1), "run" | "tool") => Some(words(2)),
+        // `uvx` execs `uv tool uvx …`: named as the author typed it.
+        "uv" | "uvx" if arg(1) == "tool" && arg(2) == "uvx" => Some("uvx".into()),
+        "uv" | "uvx" if arg(1) == "tool" => Some(words(3)),
+        "uv" | "uvx" if arg(1) == "run" => Some(words(2)),
         "uv" | "uvx" => Some(exe.into()),
         _ if matches!(Runtime::of_exe(&p.exe), Some(Runtime::Node)) => {
             // npm retitles itself (`npm exec my-server`: what `npx` runs); else its script
@@ -198,7 +201,11 @@ mod tests {
         );
         assert_eq!(
             l(p(1, "/x/bin/uv", &["/x/bin/uv", "tool", "uvx", "m"])).as_deref(),
-            Some("uv tool")
+            Some("uvx")
+        );
+        assert_eq!(
+            l(p(1, "/x/bin/uv", &["uv", "tool", "run", "m"])).as_deref(),
+            Some("uv tool run")
         );
         assert_eq!(
             l(p(1, "/usr/bin/node", &["npm exec my-server"])).as_deref(),
