@@ -12,6 +12,8 @@
 //!
 //! Each badge renders as a shields.io endpoint JSON and as a static flat SVG (no CDN).
 
+use std::collections::BTreeSet;
+
 use askama::Template;
 use serde::Serialize;
 
@@ -132,7 +134,7 @@ pub fn badge_in(report: &Report, server: &str, scope: Scope) -> Option<Badge> {
             },
             worst_reason(&scored, status, scope),
         ),
-        None => unmissed(report, &results, &scored, passed),
+        None => unmissed(report, &results, &scored, passed, scope),
     };
     let (color, message) = unsettled(&results, color, message);
     Some(Badge {
@@ -169,6 +171,7 @@ fn unmissed(
     results: &[&JudgedCase],
     scored: &[(&JudgedCase, &Check)],
     passed: usize,
+    scope: Scope,
 ) -> (Color, String) {
     if results.iter().any(|r| r.not_testable.is_some())
         || (scored.is_empty() && results.iter().all(|r| r.owner().is_some()))
@@ -179,19 +182,34 @@ fn unmissed(
         (Color::Grey, format!("{} · nothing scored", report.spec))
     } else {
         let server = results.first().map_or("", |r| r.server.as_str());
-        (Color::Green, green(report, server, passed, scored.len()))
+        let endings = match scope {
+            Scope::All => results
+                .iter()
+                .map(|r| &r.scenario)
+                .collect::<BTreeSet<_>>()
+                .len(),
+            Scope::Hosts => Ending::DEFAULTS.len(),
+        };
+        (
+            Color::Green,
+            green(report, server, passed, scored.len(), endings),
+        )
     }
 }
 
 /// A green badge's message: `<revision> · <passed>/<scored>`, then ` (triage)` when only the
-/// census's triage set judged the server (its count is of fewer endings than a full pass).
-fn green(report: &Report, server: &str, passed: usize, scored: usize) -> String {
+/// census's triage set judged the server (its count is of fewer endings than a full pass),
+/// or ` (N of M endings)` when the run left default endings out (`--scenario`): a server
+/// that passed some endings is not said to pass them all.
+fn green(report: &Report, server: &str, passed: usize, scored: usize, endings: usize) -> String {
     let pass = report.servers.get(server).and_then(|i| i.judged.as_ref());
-    let triage = match pass.map(|j| j.pass) {
-        Some(Pass::Triage) => " (triage)",
-        _ => "",
+    let all = Ending::DEFAULTS.len();
+    let partial = match pass.map(|j| j.pass) {
+        Some(Pass::Triage) => " (triage)".to_string(),
+        _ if endings < all => format!(" ({endings} of {all} endings)"),
+        _ => String::new(),
     };
-    format!("{} · {passed}/{scored}{triage}", report.spec)
+    format!("{} · {passed}/{scored}{partial}", report.spec)
 }
 
 /// A verdict that the next run may contradict is never shown as settled: flaky cases say so,
@@ -403,7 +421,11 @@ mod tests {
                     Color::Yellow,
                     "orphans on client exit".into()
                 ),
-                ("fixed".into(), Color::Green, "2026-07-28 · 6/6".into()),
+                (
+                    "fixed".into(),
+                    Color::Green,
+                    format!("2026-07-28 · 6/6 (2 of {} endings)", Ending::DEFAULTS.len())
+                ),
                 ("mute".into(), Color::Red, "could not run: server".into()),
             ]
         );
@@ -414,9 +436,15 @@ mod tests {
         // Before 2026-07-28 the EOF rules are informational: the timer server passes the rest.
         let rep = fixture::report_for("2025-06-18", fixture::results("2025-06-18"));
         let b = badge(&rep, "timer").unwrap();
+        let all = Ending::DEFAULTS.len();
         assert_eq!(
-            (b.color, b.message.as_str(), b.passed, b.scored),
-            (Color::Green, "2025-06-18 · 3/3", 3, 3)
+            (b.color, b.message, b.passed, b.scored),
+            (
+                Color::Green,
+                format!("2025-06-18 · 3/3 (2 of {all} endings)"),
+                3,
+                3
+            )
         );
         assert!(badge(&rep, "nobody").is_none());
     }
@@ -485,7 +513,11 @@ mod tests {
         assert_eq!(keys, ["color", "label", "message", "schemaVersion"]);
         assert_eq!(v["schemaVersion"], 1);
         assert_eq!(v["label"], "MCP shutdown");
-        assert_eq!(v["message"], "2026-07-28 · 6/6");
+        let all = Ending::DEFAULTS.len();
+        assert_eq!(
+            v["message"],
+            format!("2026-07-28 · 6/6 (2 of {all} endings)")
+        );
         assert_eq!(v["color"], "green");
     }
 
