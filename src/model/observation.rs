@@ -582,6 +582,29 @@ impl Observation {
         })
     }
 
+    /// Everything left behind is the server itself and the launchers between it and its
+    /// client (`npm exec`, then `sh -c`): the leak is its launchers' doing, nothing the
+    /// server started.
+    pub fn only_launchers_left(&self) -> bool {
+        let Some(p) = self
+            .server_process
+            .as_ref()
+            .filter(|p| !p.launchers.is_empty())
+        else {
+            return false;
+        };
+        let find = |pid: i32| self.leftovers.iter().find(|l| l.pid == pid);
+        let mut chain = Vec::new();
+        let mut at = find(p.pid);
+        while let Some(l) = at.filter(|l| !chain.contains(&l.pid)) {
+            chain.push(l.pid);
+            at = l.started_by.and_then(find);
+        }
+        !chain.is_empty()
+            && self.leftovers_omitted == 0
+            && self.leftovers.iter().all(|l| chain.contains(&l.pid))
+    }
+
     /// Every process left behind, listed or not.
     pub fn leftover_count(&self) -> u64 {
         self.leftovers.len() as u64 + self.leftovers_omitted

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use serde::Deserialize;
 
-use crate::model::{Fix, FixCode, Outcome, Report, RuleId, Runtime};
+use crate::model::{Check, Fix, FixCode, Outcome, Report, RuleId, Runtime};
 
 /// The fix-its shipped with the suite.
 pub const BUNDLED: &str = include_str!("../../conformance/fixes.toml");
@@ -275,7 +275,14 @@ impl Fixes {
             }
             let m = missed.entry(&r.server).or_default();
             let missed_here = r.checks.iter().filter(|c| c.status.is_miss());
-            for c in missed_here.filter(|c| c.outcome != Outcome::NotTestable) {
+            // A leak of the server itself by its launcher is no process it started: its own
+            // fix is the one for ending on EOF or a signal, not "stop what it started".
+            let launchers_leak =
+                |c: &&Check| c.id == RuleId::ProcessNoLeakedDescendants && r.only_launchers_left();
+            for c in missed_here
+                .filter(|c| c.outcome != Outcome::NotTestable)
+                .filter(|c| !launchers_leak(c))
+            {
                 if !m.contains(&c.id) {
                     m.push(c.id);
                 }

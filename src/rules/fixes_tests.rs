@@ -246,3 +246,32 @@ fn fixes_follow_sdk_release_and_runtime() {
         .as_ref()
         .is_some_and(|c| c.fence == "go" && c.lines.contains("os.Exit(0)")));
 }
+
+fn left(pid: i32, by: i32) -> crate::model::Leftover {
+    crate::model::Leftover {
+        pid,
+        cmdline: format!("p{pid}"),
+        started_by: Some(by),
+        started_by_cmdline: None,
+    }
+}
+
+/// `npm exec` (1) left `sh -c` (2) and the server (3): its launchers' doing, for which
+/// "stop what it started" is no fix; a process the server started (4) is the server's own.
+#[test]
+fn a_server_its_launchers_left_is_told_apart_from_what_it_started() {
+    use crate::model::{Ending, Observation, ScenarioId};
+    let mut o = Observation::empty("s", &ScenarioId::Ending(Ending::Close));
+    o.server_process = Some(crate::model::ServerProcess {
+        pid: 3,
+        launchers: vec!["npm exec".into(), "sh -c".into()],
+        ..Default::default()
+    });
+    o.leftovers = vec![left(2, 1), left(3, 2)];
+    assert!(o.only_launchers_left());
+    o.leftovers.push(left(4, 3));
+    assert!(!o.only_launchers_left());
+    o.leftovers.pop();
+    o.server_process.as_mut().unwrap().launchers.clear();
+    assert!(!o.only_launchers_left());
+}

@@ -80,6 +80,14 @@ fn a_node_server_is_found_behind_its_launcher(#[case] name: &str, #[case] launch
         "the server is diagnosed, not its launcher"
     );
     assert!(held.hint.contains("typescript-sdk#2002"), "{}", held.hint);
+    // What its launchers left is the server itself: no "stop what it started" for it.
+    assert!(
+        !info.fixes.iter().any(|f| f
+            .rules
+            .contains(&mcp_shutdown_conformance::model::RuleId::ProcessNoLeakedDescendants)),
+        "{:#?}",
+        info.fixes
+    );
 }
 
 /// SIGTERM to `npx` (or `sh -c`) alone: the launcher exits and does not pass it on, leaving
