@@ -7,6 +7,7 @@ pub mod census;
 pub mod identity;
 pub mod ids;
 pub mod launcher_left;
+pub mod leftover;
 pub mod observation;
 pub mod official;
 pub mod profile;
@@ -22,11 +23,11 @@ pub use census::{CensusRun, History, Judged, Pass, ServerHistory, Verdict};
 pub use identity::{LauncherLeft, ProcView, ServerProcess};
 pub use ids::{BudgetName, Ending, ProfileId, Revision, RuleId, Runtime, ScenarioId, UnknownId};
 pub use launcher_left::launcher_line;
+pub use leftover::{group_leftovers, Leftover, LeftoverGroup, MAX_LEFTOVERS};
 pub use observation::{
-    group_leftovers, CaseTiming, Decisive, Diagnostics, HandshakeInfo, HandshakeMode, HostSignal,
-    InflightOutcome, Leftover, LeftoverGroup, MachineBound, Observation, ProcState, RealHostRun,
-    Sender, StdoutRecord, StepRecord, Violation, ViolationKind, MACHINE_BOUND_RETRIES,
-    MAX_LEFTOVERS,
+    CaseTiming, Decisive, Diagnostics, HandshakeInfo, HandshakeMode, HostSignal, InflightOutcome,
+    MachineBound, Observation, ProcState, RealHostRun, Sender, StdoutRecord, StepRecord, Violation,
+    ViolationKind, MACHINE_BOUND_RETRIES,
 };
 pub use profile::{MeasuredRef, ProfileBasis, ProfileInfo, ProfileKind, SourceRef, Spread};
 pub use report::{
