@@ -16,7 +16,7 @@
 //! let all = kits::load_kits("kits".as_ref())?;
 //! let req = kits::parse_sdk_arg("typescript@1.24.0")?;
 //! let kit = kits::find_kit(&all, &req.line)?;
-//! if let kits::Target::Registry(sel) = &req.target {
+//! if let kits::KitTarget::Registry(sel) = &req.target {
 //!     for release in kits::versions(kit, sel)? {
 //!         match kits::instantiate(kit, &kits::Source::Release(release), "/tmp/cache".as_ref()) {
 //!             Ok(instances) => println!("{}", instances.len()),
