@@ -95,14 +95,21 @@ fn testcase(report: &Report, r: &JudgedCase, c: &Check) -> TestCase {
     if let Some(t) = r.exit_ms {
         tc.set_time(Duration::from_secs_f64(t.max(0.0) / 1000.0));
     }
-    if let (Some(line), false) = (ladder_of(report, r), c.status.is_miss()) {
-        tc.set_system_out(line);
-    }
+    let mut out = Vec::new();
     if c.status == Status::Info {
-        tc.set_system_out(format!(
+        out.push(format!(
             "INFO (not scored in {}): {}",
             report.spec, c.message
         ));
+    } else if let (Some(line), false) = (ladder_of(report, r), c.status.is_miss()) {
+        out.push(line);
+    }
+    // What the launcher did is said beside every check of the case, never as the server's.
+    if let Some(line) = crate::model::launcher_line(r) {
+        out.push(format!("Launcher: {line}"));
+    }
+    if !out.is_empty() {
+        tc.set_system_out(out.join("\n"));
     }
     if c.status.is_miss() && !r.stderr_tail.is_empty() {
         tc.set_system_err(r.stderr_tail.as_str());
@@ -394,6 +401,25 @@ mod tests {
             (suite.attribute("tests"), suite.attribute("errors")),
             (Some("1"), Some("1"))
         );
+    }
+
+    #[test]
+    fn what_a_launcher_did_is_said_beside_each_check_never_as_a_failure() {
+        let r = fixture::left_by_npx(false);
+        let server = r.server.to_string();
+        let scenario = r.scenario.to_string();
+        let ids: Vec<RuleId> = r.checks.iter().map(|c| c.id).collect();
+        let xml = render(&fixture::report_for(fixture::SPEC, vec![r]));
+        let d = doc(&xml);
+        for id in ids {
+            let tc = case(&d, &server, &format!("{scenario} {id}"));
+            let out = tc
+                .descendants()
+                .find(|n| n.has_tag_name("system-out"))
+                .and_then(|n| n.text())
+                .unwrap_or_default();
+            assert!(out.contains("Launcher: `npm exec`"), "{id}: {out}");
+        }
     }
 
     #[test]
