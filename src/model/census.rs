@@ -53,7 +53,8 @@ pub struct CensusRun {
 /// its date until the next entry's.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct History {
-    /// By entry name (the report's server key).
+    /// By registry name and package (`io.github.o/s (npm @o/s)`; a history from before
+    /// packages were named has the registry name alone, taken over on the next update).
     pub servers: BTreeMap<String, ServerHistory>,
     /// The dates of the runs recorded, oldest first.
     #[serde(default)]

@@ -8,16 +8,32 @@ use std::collections::BTreeMap;
 use askama::Template;
 
 use super::badge::{self, Scope};
-use crate::model::{History, Report, Verdict};
+use crate::model::{History, Report, ServerHistory, Verdict};
 
-/// The history's key for a server of `report`: its registry name (stable across versions),
-/// else its name in the report.
+/// The history's key for a server of `report`: its registry name and package
+/// (`io.github.o/s (npm @o/s)`), stable across versions and apart for each package a
+/// registry server lists; else its name in the report.
 pub fn key(report: &Report, server: &str) -> String {
-    report
-        .servers
-        .get(server)
-        .and_then(|i| i.package.as_ref())
-        .map_or_else(|| server.to_string(), |p| p.name.clone())
+    match report.servers.get(server).and_then(|i| i.package.as_ref()) {
+        Some(p) if !p.identifier.is_empty() => {
+            format!("{} ({} {})", p.name, p.registry, p.identifier)
+        }
+        Some(p) => p.name.clone(),
+        None => server.to_string(),
+    }
+}
+
+/// A history written before keys named the package kept a server under its registry name
+/// alone: its first package to come back takes that record over.
+fn entry<'h>(history: &'h mut History, report: &Report, server: &str) -> &'h mut ServerHistory {
+    let k = key(report, server);
+    if !history.servers.contains_key(&k) {
+        let legacy = report.servers.get(server).and_then(|i| i.package.as_ref());
+        if let Some(old) = legacy.and_then(|p| history.servers.remove(&p.name)) {
+            history.servers.insert(k.clone(), old);
+        }
+    }
+    history.servers.entry(k).or_default()
 }
 
 /// Adds a census report to the history: its date becomes a run, and a server whose badge
@@ -34,8 +50,11 @@ pub fn update(history: &mut History, report: &Report) {
     }
     for b in badge::badges_in(report, Scope::All) {
         let info = report.servers.get(&b.server).cloned().unwrap_or_default();
-        let h = history.servers.entry(key(report, &b.server)).or_default();
-        h.name = key(report, &b.server);
+        let h = entry(history, report, &b.server);
+        h.name = info
+            .package
+            .as_ref()
+            .map_or_else(|| b.server.clone(), |p| p.name.clone());
         h.sdk = info.sdk.clone();
         if let Some(p) = &info.package {
             h.launcher = p.launcher.clone();

@@ -95,7 +95,7 @@ fn each_badge_change_is_dated_and_the_week_says_what_got_better_and_worse() {
 }
 
 #[test]
-fn a_stored_census_report_starts_a_history_keyed_by_registry_name() {
+fn a_stored_census_report_starts_a_history_keyed_by_registry_name_and_package() {
     let text =
         std::fs::read_to_string("docs/book/data/census-close-repeat3-2026-12-02.json").unwrap();
     let mut r: Report = serde_json::from_str(&text).unwrap();
@@ -111,7 +111,48 @@ fn a_stored_census_report_starts_a_history_keyed_by_registry_name() {
     });
     update(&mut h, &r);
     assert_eq!(h.servers.len(), r.servers.len());
-    let cw = &h.servers["io.github.awslabs/cloudwatch-mcp-server"];
+    let cw =
+        &h.servers["io.github.awslabs/cloudwatch-mcp-server (pypi awslabs.cloudwatch-mcp-server)"];
     assert_eq!((cw.launcher.as_str(), cw.verdicts.len()), ("uvx", 1));
     assert_eq!(week(&h), Week::default());
+}
+
+#[test]
+fn two_packages_of_one_registry_server_keep_histories_apart_and_an_old_history_is_taken_over() {
+    let mut r = census("2026-12-06", false, false);
+    for (s, registry, identifier) in [("a-1", "npm", "@x/a"), ("b-1", "pypi", "x-a")] {
+        let p = r.servers.get_mut(s).unwrap().package.as_mut().unwrap();
+        p.name = "io.github.x/a".into();
+        p.registry = registry.into();
+        p.identifier = identifier.into();
+    }
+    let mut h = History::default();
+    // Written before keys named the package: the registry name alone.
+    h.servers.insert(
+        "io.github.x/a".into(),
+        ServerHistory {
+            name: "io.github.x/a".into(),
+            verdicts: vec![Verdict {
+                since: "2026-11-29".into(),
+                color: "green".into(),
+                message: "old".into(),
+                version: "0".into(),
+            }],
+            ..ServerHistory::default()
+        },
+    );
+    update(&mut h, &r);
+    let npm = &h.servers["io.github.x/a (npm @x/a)"];
+    let pypi = &h.servers["io.github.x/a (pypi x-a)"];
+    assert_eq!(
+        npm.verdicts[0].message, "old",
+        "the old record is the first package's"
+    );
+    assert_eq!(npm.verdicts.len(), 2);
+    assert_eq!(pypi.verdicts.len(), 1);
+    assert_eq!(
+        (npm.name.as_str(), pypi.name.as_str()),
+        ("io.github.x/a", "io.github.x/a")
+    );
+    assert!(!h.servers.contains_key("io.github.x/a"));
 }
