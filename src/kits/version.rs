@@ -98,6 +98,17 @@ impl Version {
         }
     }
 
+    /// The compatible line it belongs to, as semver reads a caret: its major release, or
+    /// `0.minor` before 1.0 (`1.30.0` and `1.2.0` share one; `2.3.0` and `0.6.2` are others).
+    pub fn major_line(&self) -> (u64, u64) {
+        let (release, _) = self.cross_key();
+        match release.as_slice() {
+            [0, minor, ..] => (0, *minor),
+            [major, ..] => (*major, 0),
+            [] => (0, 0),
+        }
+    }
+
     /// Release numbers and rank (0 pre-release, 1 release, 2 post-release), for comparing
     /// across schemes.
     fn cross_key(&self) -> (Vec<u64>, u8) {

@@ -47,6 +47,11 @@ pub struct WhatIfServer {
     /// credentials`, `could not run`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_verdict: Option<String>,
+    /// It ran before, and with the replacement none of its endings got a verdict, for a
+    /// reason of its own (not credentials): the replacement broke it. What it said (the
+    /// after side's last stderr line, else its error). Its endings count as no change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub broken: Option<String>,
     /// Each ending both sides ran, before → after (a side without a verdict: no stage).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub endings: Vec<EndingPair>,
@@ -79,6 +84,10 @@ pub enum Untouched {
     /// Installed with the override, no copy was the replacement (the versions found are in
     /// `not_replaced`).
     OverrideIgnored,
+    /// Every copy it holds is of another major release than the replacement: a fix for one
+    /// major line is measured on the servers of that line, not by a cross-major swap (whose
+    /// API differences break the server before its shutdown can be seen).
+    OtherMajor { versions: Vec<String> },
     /// Installing it with the replacement failed (the message says why).
     InstallFailed { message: String },
 }
@@ -103,6 +112,10 @@ impl Untouched {
             Untouched::OverrideIgnored => {
                 format!("the override replaced none of its copies of {package}")
             }
+            Untouched::OtherMajor { versions } => format!(
+                "holds {package} {}, another major release than the replacement",
+                versions.join(", ")
+            ),
             Untouched::InstallFailed { message } => {
                 let first = message.lines().next().unwrap_or_default();
                 format!("install with the replacement failed: {first}")
@@ -140,15 +153,17 @@ impl EndingPair {
 }
 
 impl WhatIfServer {
-    /// Its stage changed on at least one ending.
+    /// Its stage changed on at least one ending (a server the replacement broke did not
+    /// change its shutdown: it no longer starts).
     pub fn changed(&self) -> bool {
-        self.endings.iter().any(EndingPair::changed)
+        self.broken.is_none() && self.endings.iter().any(EndingPair::changed)
     }
 
     /// No change counted, but an ending's stage differs where the machine decided it or the
     /// runs disagree: re-run before saying either way.
     pub fn undecided(&self) -> bool {
-        !self.changed()
+        self.broken.is_none()
+            && !self.changed()
             && self
                 .endings
                 .iter()

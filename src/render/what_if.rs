@@ -59,11 +59,23 @@ pub fn summary(w: &WhatIf) -> String {
     }
     let count = |f: &dyn Fn(&WhatIfServer) -> bool| w.servers.iter().filter(|s| f(s)).count();
     let undecided = count(&|s| s.undecided());
-    let same =
-        count(&|s| s.after.is_some() && s.no_verdict.is_none() && !s.changed() && !s.undecided());
+    let same = count(&|s| {
+        s.after.is_some()
+            && s.no_verdict.is_none()
+            && s.broken.is_none()
+            && !s.changed()
+            && !s.undecided()
+    });
     let no_verdict = count(&|s| s.no_verdict.is_some());
     let untouched = count(&|s| s.untouched.is_some());
+    let broken = count(&|s| s.broken.is_some());
     let _ = write!(out, "; {same} replaced with the same stages");
+    if broken > 0 {
+        let _ = write!(
+            out,
+            ", {broken} broken by it (they ran before and no longer start with it)"
+        );
+    }
     if undecided > 0 {
         let _ = write!(
             out,
@@ -109,6 +121,13 @@ fn server_lines(w: &WhatIf, s: &WhatIfServer) -> Vec<String> {
     let mut lines = Vec::new();
     if let Some(u) = &s.untouched {
         lines.push(format!("untouched  {}: {}", s.server, u.label(&w.package)));
+    } else if let Some(said) = &s.broken {
+        lines.push(format!(
+            "broken     {} ({} → {}): ran before; with it, it no longer starts: {said}",
+            s.server,
+            before_versions(s),
+            w.version
+        ));
     } else if s.changed() {
         lines.push(format!(
             "changed    {} ({} → {})",
@@ -185,6 +204,10 @@ pub fn row(w: &WhatIf, s: &WhatIfServer) -> [String; 4] {
     let (mut result, endings) = match (&s.untouched, &s.no_verdict) {
         (Some(u), _) => (format!("untouched: {}", u.label(&w.package)), String::new()),
         (None, Some(why)) => (format!("no verdict: {why}"), String::new()),
+        _ if s.broken.is_some() => (
+            "broken: ran before, no longer starts".into(),
+            s.broken.clone().unwrap_or_default(),
+        ),
         _ if s.undecided() => ("undecided: re-run".into(), differ(&|e| e.before != e.after)),
         _ if s.changed() => ("changed".into(), differ(&EndingPair::changed)),
         _ => ("unchanged".into(), same(s)),
@@ -218,6 +241,7 @@ mod tests {
             not_replaced: vec![],
             untouched: None,
             no_verdict: None,
+            broken: None,
             endings: vec![EndingPair {
                 scenario: "close".parse().unwrap(),
                 before: Some(before),
@@ -271,6 +295,33 @@ mod tests {
         };
         assert!(
             summary(&w).contains("0 of 1 servers; 0 replaced with the same stages, 1 undecided")
+        );
+    }
+
+    #[test]
+    fn a_server_the_replacement_broke_is_said_so_and_not_counted_as_changed() {
+        let mut s = server("git", Stage::Eof, Stage::Eof);
+        s.endings[0].after = None;
+        s.broken = Some("ImportError: cannot import name 'MCPServer'".into());
+        let w = WhatIf {
+            servers: vec![s],
+            ..what_if()
+        };
+        assert_eq!(
+            summary(&w),
+            "merging this changes 0 of 1 servers; 0 replaced with the same stages, 1 broken \
+             by it (they ran before and no longer start with it), 0 untouched"
+        );
+        assert_eq!(
+            server_lines(&w, &w.servers[0]),
+            [
+                "broken     git (1.32.2 → 1.24.0): ran before; with it, it no longer starts: \
+              ImportError: cannot import name 'MCPServer'"
+            ]
+        );
+        assert_eq!(
+            row(&w, &w.servers[0])[2],
+            "broken: ran before, no longer starts"
         );
     }
 

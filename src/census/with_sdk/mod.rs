@@ -14,8 +14,9 @@ use std::path::{Path, PathBuf};
 use super::install::{CachedLaunch, InstallError};
 use super::listing::{Entry, Registry};
 use crate::config::manifest::Manifest;
+use crate::kits::Version;
 use crate::model::{
-    EndingPair, JudgedCase, Report, SdkCopy, Stage, Untouched, WhatIf, WhatIfServer,
+    EndingPair, JudgedCase, Owner, Report, SdkCopy, Stage, Untouched, WhatIf, WhatIfServer,
 };
 
 mod npm;
@@ -146,7 +147,27 @@ pub fn classify(
     if copies.iter().all(|c| c.bundled) {
         return Err(Untouched::NotReplaceable);
     }
+    other_major(&copies, r.declared())?;
     Ok(copies)
+}
+
+/// Every replaceable copy is of another major line than the replacement (a copy whose
+/// version does not parse counts as the same line: it is tried).
+fn other_major(copies: &[SdkCopy], replacement: &str) -> Result<(), Untouched> {
+    let line = |v: &str| Version::parse(v).ok().map(|v| v.major_line());
+    let Some(target) = line(replacement) else {
+        return Ok(());
+    };
+    let reachable: Vec<&SdkCopy> = copies.iter().filter(|c| !c.bundled).collect();
+    if reachable
+        .iter()
+        .all(|c| line(&c.version).is_some_and(|l| l != target))
+    {
+        let mut versions: Vec<String> = reachable.iter().map(|c| c.version.clone()).collect();
+        versions.dedup();
+        return Err(Untouched::OtherMajor { versions });
+    }
+    Ok(())
 }
 
 /// The copies of the package that are not the replacement after the override: another
@@ -236,6 +257,7 @@ fn prepare_entry(r: &Replacement, e: &Entry, cache: &Path) -> PreparedEntry {
         not_replaced: Vec::new(),
         untouched: None,
         no_verdict: None,
+        broken: None,
         endings: Vec::new(),
     };
     let before = match e.registry {
@@ -323,6 +345,37 @@ fn no_verdict(report: &Report, server: &str) -> String {
         .unwrap_or_else(|| "could not run".into())
 }
 
+/// It ran before and, with the replacement, no ending got a verdict and every case failed
+/// for a reason of the server's own (it exited before the handshake: an import the
+/// replacement lacks, a crash in the patch): what it said last. Credentials or the machine
+/// are not the replacement's doing.
+fn broken(report: &Report, after: &str, endings: &[EndingPair]) -> Option<String> {
+    let ran_before = endings.iter().any(|e| e.before.is_some());
+    if !ran_before || endings.iter().any(|e| e.after.is_some()) {
+        return None;
+    }
+    let cases: Vec<&JudgedCase> = report
+        .results
+        .iter()
+        .filter(|c| c.server == after)
+        .collect();
+    if cases.is_empty() || !cases.iter().all(|c| c.owner() == Some(Owner::Server)) {
+        return None;
+    }
+    let c = cases[0];
+    let said = c
+        .stderr_tail
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty());
+    Some(match (said, &c.error) {
+        (Some(line), _) => line.to_string(),
+        (None, Some(e)) => e.message.clone(),
+        (None, None) => "it could not run".into(),
+    })
+}
+
 /// Each server's endings before → after, from the report's results (the replacement's
 /// servers are named by [`Replacement::server_name`]). Pure.
 pub fn pair(report: &Report, r: &Replacement, prepared: &[PreparedEntry]) -> WhatIf {
@@ -360,6 +413,7 @@ pub fn pair(report: &Report, r: &Replacement, prepared: &[PreparedEntry]) -> Wha
                 {
                     s.no_verdict = Some(no_verdict(report, &s.server));
                 }
+                s.broken = broken(report, after, &s.endings);
             }
             s
         })

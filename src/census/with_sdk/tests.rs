@@ -277,6 +277,7 @@ fn endings_pair_before_and_after_from_the_report() {
             not_replaced: vec![],
             untouched: None,
             no_verdict: None,
+            broken: None,
             endings: vec![],
         },
         manifest: None,
@@ -314,6 +315,7 @@ fn a_server_without_a_verdict_on_either_side_says_why_and_changes_nothing() {
             not_replaced: vec![],
             untouched: None,
             no_verdict: None,
+            broken: None,
             endings: vec![],
         },
         manifest: None,
@@ -323,4 +325,81 @@ fn a_server_without_a_verdict_on_either_side_says_why_and_changes_nothing() {
     assert_eq!(s.no_verdict.as_deref(), Some("needs credentials"));
     assert!(!s.changed());
     assert_eq!(s.endings[0].before, None);
+}
+
+#[test]
+fn a_fix_for_one_major_line_is_not_swapped_into_servers_of_another() {
+    let r = release("1.24.0");
+    let copy = |v: &str| {
+        found(
+            "@modelcontextprotocol/sdk",
+            "node_modules/@modelcontextprotocol/sdk",
+            v,
+            false,
+            "x",
+        )
+    };
+    let inv = |c: Vec<(String, Found)>| Inventory { copies: c };
+    for other in ["2.3.0", "0.6.2"] {
+        assert_eq!(
+            classify(Registry::Npm, &inv(vec![copy(other)]), &r),
+            Err(Untouched::OtherMajor {
+                versions: vec![other.into()]
+            }),
+            "{other}"
+        );
+    }
+    // A copy of the replacement's line beside one of another: it runs.
+    assert!(classify(Registry::Npm, &inv(vec![copy("2.3.0"), copy("1.2.0")]), &r).is_ok());
+    // A version that does not parse is tried rather than guessed at.
+    assert!(classify(Registry::Npm, &inv(vec![copy("next")]), &r).is_ok());
+}
+
+#[test]
+fn a_server_that_ran_before_and_no_longer_starts_is_broken_by_the_replacement_not_changed() {
+    let e = &entries()[0];
+    let r = release("1.24.0");
+    let after = r.server_name(e);
+    let b = result(&e.id, "close", Stage::Eof, 40.0);
+    let mut a = result(&after, "close", Stage::Eof, 0.0);
+    a.stage = None;
+    a.checks.clear();
+    a.error = Some(crate::model::CaseError {
+        kind: crate::model::ErrorKind::ExitedBeforeHandshake,
+        message: "the server exited (exit code 1) before completing the handshake".into(),
+    });
+    a.stderr_tail = "Traceback\nImportError: cannot import name 'MCPServer'\n".into();
+    let prepared = |after: &str| PreparedEntry {
+        server: WhatIfServer {
+            server: e.id.clone(),
+            after: Some(after.into()),
+            copies: vec![],
+            replaced: vec![],
+            not_replaced: vec![],
+            untouched: None,
+            no_verdict: None,
+            broken: None,
+            endings: vec![],
+        },
+        manifest: None,
+    };
+    let w = pair(
+        &report_of(vec![b.clone(), a.clone()]),
+        &r,
+        &[prepared(&after)],
+    );
+    let s = &w.servers[0];
+    assert_eq!(
+        s.broken.as_deref(),
+        Some("ImportError: cannot import name 'MCPServer'")
+    );
+    assert!(!s.changed() && !s.undecided());
+    // Placeholder credentials on the after side are not the replacement's doing.
+    a.error = None;
+    a.not_testable = Some(crate::model::NotTestable {
+        reason: crate::model::NotTestableReason::NeedsCredentials,
+        message: "KEY".into(),
+    });
+    let w = pair(&report_of(vec![b, a]), &r, &[prepared(&after)]);
+    assert_eq!(w.servers[0].broken, None);
 }
