@@ -72,6 +72,7 @@ pub mod internals {
         pub use crate::hosts::analyze;
         pub use crate::hosts::emit;
         pub use crate::hosts::measure::Measurement;
+        pub use crate::hosts::reading;
     }
 
     /// The paths (relative to the crate's root) of the suite the binary carries.

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::analyze::{self, RunFacts, RunReading};
 use super::catalogue::{Drive, HostSpec, QuitPath, TuiQuit};
+use super::reading::{word, Ev, Role};
 use super::standin::StandIn;
 use super::start::{launch, launch_in, screen_line, stalled, ConfiguredServer, Launched};
 use super::HostError;
@@ -113,16 +114,15 @@ struct Recorders {
 
 impl Recorders {
     fn read(events: &[analyze::RecorderLine]) -> Self {
-        let tree = events.iter().find(|e| e.ev == "tree");
-        let pid_of = |k: &str| tree.and_then(|t| t.raw[k].as_i64()).map(|p| p as i32);
+        let tree = events.iter().find(|e| e.ev == Ev::Tree);
         let start = events
             .iter()
-            .find(|e| e.role == "server" && e.ev == "start");
+            .find(|e| e.role == Role::Server && e.ev == Ev::Start);
         Self {
             server: start.map(|e| e.pid),
-            child: pid_of("child"),
-            grandchild: pid_of("grandchild"),
-            parent: start.and_then(|e| e.raw["ppid"].as_i64()).map(|p| p as i32),
+            child: tree.and_then(|t| t.child),
+            grandchild: tree.and_then(|t| t.grandchild),
+            parent: start.and_then(|e| e.ppid),
         }
     }
 
@@ -150,7 +150,9 @@ fn quit(
         Drive::Tui(quit) => {
             let ready = |ev: &[analyze::RecorderLine]| {
                 ev.iter().any(|e| {
-                    e.role == "server" && e.ev == "reply" && e.raw["method"] == "tools/list"
+                    e.role == Role::Server
+                        && e.ev == Ev::Reply
+                        && e.method.as_deref() == Some("tools/list")
                 })
             };
             wait_for(log, START_LIMIT, ready);
@@ -159,10 +161,9 @@ fn quit(
             // Anything the recorder logs from now on is the host ending its session.
             let began = || {
                 let text = std::fs::read_to_string(log).unwrap_or_default();
-                analyze::parse_log(&text).iter().any(|e| {
-                    e.t_ns >= from
-                        && matches!(e.ev.as_str(), "signal" | "stdin_eof" | "stdout_unwritable")
-                })
+                analyze::parse_log(&text)
+                    .iter()
+                    .any(|e| e.t_ns >= from && e.is_delivery())
             };
             trigger_ns = quit_tui(host, quit, &began);
             QUIT_LIMIT
@@ -237,7 +238,8 @@ fn one_run(
     let host_pid = l.host.pid();
     let mut run = Run::default();
     let started = wait_for(&l.log, START_LIMIT, |ev| {
-        ev.iter().any(|e| e.role == "server" && e.ev == "tree")
+        ev.iter()
+            .any(|e| e.role == Role::Server && e.ev == Ev::Tree)
     });
     if !started {
         run.failure = Some(stalled(&l.host.screen_text(), api));
@@ -272,12 +274,12 @@ fn one_run(
         // A one-shot command's quit is its own: timed from the server's last reply.
         if let Some(last) = events
             .iter()
-            .rfind(|e| e.role == "server" && e.ev == "reply")
+            .rfind(|e| e.role == Role::Server && e.ev == Ev::Reply)
         {
             trigger_ns = last.t_ns;
         }
     }
-    events.retain(|e| !e.ev.is_empty());
+    events.retain(|e| e.ev != Ev::Unknown);
     let facts = RunFacts {
         events,
         host_pid,
@@ -425,7 +427,15 @@ pub fn summary(run: &Run) -> String {
     let mut parts: Vec<String> = r
         .deliveries
         .iter()
-        .map(|d| format!("{}→{} @{:.0}ms ({})", d.action, d.to, d.at_ms, d.from))
+        .map(|d| {
+            format!(
+                "{}→{} @{:.0}ms ({})",
+                d.action,
+                word(&d.to),
+                d.at_ms,
+                d.from
+            )
+        })
         .collect();
     if let Some(w) = &r.walked_away {
         parts.push(format!("walked away: {w}"));
@@ -435,8 +445,8 @@ pub fn summary(run: &Run) -> String {
     }
     format!(
         "[{} {} {}] {}",
-        r.plumbing.stdio,
-        r.plumbing.group,
+        word(&r.plumbing.stdio),
+        word(&r.plumbing.group),
         r.plumbing.via,
         parts.join(", ")
     )
