@@ -216,6 +216,17 @@ fn drift(p: &toml::Value, e: &Expected) -> Vec<String> {
     out
 }
 
+/// The typed reading writes what it read: a stored measurement's every field survives.
+#[test]
+fn stored_measurements_read_back_as_they_were_written() {
+    for (file, m) in stored() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let as_stored: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let written = serde_json::to_value(&m).unwrap();
+        assert!(written == as_stored, "{file}: reads back otherwise");
+    }
+}
+
 #[test]
 fn every_measured_profile_is_its_stored_measurement() {
     let expected = expected();
