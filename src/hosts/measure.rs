@@ -248,16 +248,10 @@ fn one_run(
     }
     let rec = Recorders::read(&read_events(&l.log));
     let recorder_pids = rec.pids();
-    // The host as it was when the server started (a Node wrapper's native binary is the
-    // host too), the recorder aside.
-    let host_tree: Vec<i32> = crate::os::procfs::descendants(host_pid)
-        .into_iter()
-        .map(|p| p.pid)
-        .filter(|p| !recorder_pids.contains(p))
-        .collect();
+    let host_tree = host_tree(host_pid, &recorder_pids);
     let watch = |p: Option<i32>| -> DeathWatch { p.and_then(hostproc::watch_death) };
     let (ws, wc, wg) = (watch(rec.server), watch(rec.child), watch(rec.grandchild));
-    let (mut trigger_ns, exit) = quit(&mut l.host, &l.log, path, api);
+    let (trigger_ns, exit) = quit(&mut l.host, &l.log, path, api);
     let host_exit_ns = exit.as_ref().ok().copied();
     run.failure = exit.err();
     // Watch the server until it dies or the walk-away window, counted from the host's exit
@@ -269,19 +263,8 @@ fn one_run(
     let parent_outlived_host = outlived(rec.parent, host_pid, host_exit_ns);
     let left = daemons_left(&l, &recorder_pids);
     run.daemons = left.iter().map(describe).collect();
-    let mut events = read_events(&l.log);
-    if matches!(path.drive, Drive::OneShot(_)) {
-        // A one-shot command's quit is its own: timed from the server's last reply.
-        if let Some(last) = events
-            .iter()
-            .rfind(|e| e.role == Role::Server && e.ev == Ev::Reply)
-        {
-            trigger_ns = last.t_ns;
-        }
-    }
-    events.retain(|e| e.ev != Ev::Unknown);
     let facts = RunFacts {
-        events,
+        events: read_events(&l.log),
         host_pid,
         host_tree,
         parent_outlived_host,
@@ -293,10 +276,35 @@ fn one_run(
         walk_window_s: WALK_WINDOW.as_secs_f64(),
     };
     if run.failure.is_none() {
-        run.reading = Some(analyze::read_run(&facts));
+        run.reading = Some(analyze::read_run(&timed(facts, path)));
     }
     let kept = clean_up(&mut l, &left, &recorder_pids, home);
     Ok((run, kept))
+}
+
+/// The host as it was when the server started (a Node wrapper's native binary is the host
+/// too), the recorder aside.
+fn host_tree(host_pid: i32, recorder_pids: &[i32]) -> Vec<i32> {
+    crate::os::procfs::descendants(host_pid)
+        .into_iter()
+        .map(|p| p.pid)
+        .filter(|p| !recorder_pids.contains(p))
+        .collect()
+}
+
+/// A one-shot command's quit is its own: timed from the server's last reply.
+fn timed(mut f: RunFacts, path: &QuitPath) -> RunFacts {
+    if matches!(path.drive, Drive::OneShot(_)) {
+        if let Some(last) = f
+            .events
+            .iter()
+            .rfind(|e| e.role == Role::Server && e.ev == Ev::Reply)
+        {
+            f.trigger_ns = last.t_ns;
+        }
+    }
+    f.events.retain(|e| e.ev != Ev::Unknown);
+    f
 }
 
 /// Kills what the run left, by pid, but a daemon that detached itself (leads a session of

@@ -24,7 +24,6 @@ const LONGER_TODAY: &[(&str, usize)] = &[
     ("src/harness/setup.rs: ensure", 65),
     ("src/hosts/emit.rs: summarise", 68),
     ("src/hosts/install.rs: ensure", 83),
-    ("src/hosts/measure.rs: one_run", 75),
     ("src/hosts/realhost/judge.rs: judge", 68),
     ("src/hosts/realhost/mod.rs: one_path", 99),
     ("src/hosts/start.rs: launch_in", 81),
