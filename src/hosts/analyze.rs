@@ -10,8 +10,8 @@
 //! says nothing, so the signal counts as reaching it too, and the reading says so.
 
 pub use super::reading::{
-    ActionKind, HostAction, HostPlumbing, HostStdio, HostVia, RecorderLine, RunReading, SentBy,
-    Shape, WalkedAway,
+    ActionKind, HostAction, HostPlumbing, HostStdio, HostVia, LadderShape, RecorderLine,
+    RunReading, SentBy, WalkedAway,
 };
 use super::reading::{Ev, FdKind, Role};
 use crate::model::{GroupKind, SignalName, Target};
@@ -385,8 +385,8 @@ pub fn canonical(mut d: Vec<HostAction>) -> Vec<HostAction> {
 }
 
 /// The ladder's shape: what was done to whom, in order (the waits aside).
-pub fn shape(r: &RunReading) -> Shape {
-    let mut s: Shape = r.deliveries.iter().map(|d| (d.action, d.to)).collect();
+pub fn shape(r: &RunReading) -> LadderShape {
+    let mut s: LadderShape = r.deliveries.iter().map(|d| (d.action, d.to)).collect();
     s.dedup();
     s
 }

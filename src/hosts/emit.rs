@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 use super::analyze::{self, RunReading};
 use super::measure::{Measurement, PathRuns};
-use super::reading::{word, ActionKind, HostPlumbing, HostVia, SentBy, Shape, WalkedAway};
+use super::reading::{word, ActionKind, HostPlumbing, HostVia, LadderShape, SentBy, WalkedAway};
 use crate::model::{Plumbing, Spread, Target};
 
 /// The harness's window after a final SIGKILL nobody waits on.
@@ -23,7 +23,7 @@ pub const WALK_CAP_MS: u64 = 5000;
 #[derive(Clone, Debug, PartialEq)]
 pub struct PathLadder {
     pub triggers: Vec<String>,
-    pub shape: Shape,
+    pub shape: LadderShape,
     pub plumbing: HostPlumbing,
     pub walked_away: Option<WalkedAway>,
     /// Per gap between consecutive steps: (from → to, min, median, max ms).
@@ -108,7 +108,7 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
     // On a tie, the longer: a recorder SIGKILLed a few ms after a signal may die before it
     // logs that signal, but no run logs a signal that was never sent.
     let shapes: Vec<_> = readings.iter().map(analyze::shape).collect();
-    let count = |s: &Shape| shapes.iter().filter(|x| *x == s).count();
+    let count = |s: &LadderShape| shapes.iter().filter(|x| *x == s).count();
     let pick = (0..shapes.len())
         .max_by_key(|&i| (count(&shapes[i]), shapes[i].len(), std::cmp::Reverse(i)))
         .unwrap_or(0);
@@ -225,7 +225,7 @@ fn one_line(r: &RunReading) -> String {
 
 /// What makes two paths' ladders one: the shape, the plumbing (a controlling terminal
 /// aside: the TUI has one, a one-shot command not) and walking away.
-fn ladder_key(x: &PathLadder) -> (Shape, HostPlumbing, bool) {
+fn ladder_key(x: &PathLadder) -> (LadderShape, HostPlumbing, bool) {
     let mut p = x.plumbing.clone();
     p.ctty = false;
     (x.shape.clone(), p, x.walked_away.is_some())

@@ -467,7 +467,7 @@ pub fn word(t: &impl Serialize) -> String {
 }
 
 /// The ladder's shape: what was done to whom, in order (the waits aside).
-pub type Shape = Vec<(ActionKind, Target)>;
+pub type LadderShape = Vec<(ActionKind, Target)>;
 
 #[cfg(test)]
 mod tests {
