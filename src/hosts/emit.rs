@@ -104,16 +104,7 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
             why,
         });
     }
-    // The shape most runs showed: one odd run (a race in the host) does not name the path.
-    // On a tie, the longer: a recorder SIGKILLed a few ms after a signal may die before it
-    // logs that signal, but no run logs a signal that was never sent.
-    let shapes: Vec<_> = readings.iter().map(analyze::shape).collect();
-    let count = |s: &LadderShape| shapes.iter().filter(|x| *x == s).count();
-    let pick = (0..shapes.len())
-        .max_by_key(|&i| (count(&shapes[i]), shapes[i].len(), std::cmp::Reverse(i)))
-        .unwrap_or(0);
-    let first = &readings[pick];
-    let shape = shapes[pick].clone();
+    let (first, shape) = most_shown(&readings);
     let same: Vec<&RunReading> = readings
         .iter()
         .filter(|r| analyze::shape(r) == shape)
@@ -128,9 +119,6 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
         .iter()
         .filter_map(|r| r.deliveries.first().map(|d| d.at_ms))
         .collect();
-    let mut senders: Vec<SentBy> = first.deliveries.iter().map(|d| d.from.clone()).collect();
-    senders.sort_by_key(SentBy::to_string);
-    senders.dedup();
     Ok(PathLadder {
         triggers: vec![p.trigger.clone()],
         shape,
@@ -138,7 +126,7 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
         walked_away: first.walked_away.clone(),
         waits,
         first: Spread::of(firsts),
-        senders,
+        senders: senders(first),
         daemons: daemons_of(p),
         repeats: readings.len(),
         shapes_differ: same.len() != readings.len(),
@@ -153,6 +141,26 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
         same_with_daemon_up: Vec::new(),
         walk: walk(&same),
     })
+}
+
+/// The run whose shape most runs showed, and that shape: one odd run (a race in the host)
+/// does not name the path. On a tie, the longer: a recorder SIGKILLed a few ms after a
+/// signal may die before it logs that signal, but no run logs a signal that was never sent.
+fn most_shown(readings: &[RunReading]) -> (&RunReading, LadderShape) {
+    let shapes: Vec<_> = readings.iter().map(analyze::shape).collect();
+    let count = |s: &LadderShape| shapes.iter().filter(|x| *x == s).count();
+    let pick = (0..shapes.len())
+        .max_by_key(|&i| (count(&shapes[i]), shapes[i].len(), std::cmp::Reverse(i)))
+        .unwrap_or(0);
+    (&readings[pick], shapes[pick].clone())
+}
+
+/// Who sent what reached the server, each once.
+fn senders(r: &RunReading) -> Vec<SentBy> {
+    let mut senders: Vec<SentBy> = r.deliveries.iter().map(|d| d.from.clone()).collect();
+    senders.sort_by_key(SentBy::to_string);
+    senders.dedup();
+    senders
 }
 
 /// Per gap between `first`'s consecutive deliveries: `from → to` and its spread over the
