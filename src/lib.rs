@@ -63,8 +63,10 @@ pub mod internals {
     pub use crate::config::scenarios::{all_ids, build as build_scenario, default_ids};
     pub use crate::error::{chain, Error};
     pub use crate::mcp::wire::{classify, read_stdout, read_stdout_bounded, WireEvent, MAX_LINE};
+    pub use crate::os::pidfd::Pidfd;
     pub use crate::os::procfs::{all_processes, proc_info, with_env, ProcInfo};
     pub use crate::os::signals::signal_pid;
+    pub use crate::os::{mono_ns, recorder::LOG_ENV as RECORDER_LOG_ENV};
     pub use crate::rules::Catalogue;
 
     /// Host measurements read and grouped into profiles (the replay test's side).
@@ -72,6 +74,7 @@ pub mod internals {
         pub use crate::hosts::analyze;
         pub use crate::hosts::emit;
         pub use crate::hosts::measure::Measurement;
+        pub use crate::hosts::reading;
     }
 
     /// The paths (relative to the crate's root) of the suite the binary carries.

@@ -9,8 +9,12 @@
 //! been scheduled to take that signal (a loaded machine, a 2 ms ladder): its not logging it
 //! says nothing, so the signal counts as reaching it too, and the reading says so.
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+pub use super::reading::{
+    ActionKind, HostAction, HostPlumbing, HostStdio, HostVia, LadderShape, RecorderLine,
+    RunReading, SentBy, WalkedAway,
+};
+use super::reading::{Ev, FdKind, Role};
+use crate::model::{GroupKind, SignalName, Target};
 
 /// Two deliveries this close together are one signal sent to several processes.
 pub const SAME_MS: f64 = 30.0;
@@ -23,35 +27,9 @@ pub const SAME_MS: f64 = 30.0;
 /// waits for them before its next step, which bounds the walk first.
 pub const WALK_MS: f64 = 1000.0;
 
-/// One recorder log line, the fields the analysis reads.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct RecorderLine {
-    pub t_ns: u64,
-    pub role: String,
-    pub pid: i32,
-    pub ev: String,
-    pub raw: Value,
-}
-
-impl RecorderLine {
-    /// How long the logging thread waited for a CPU while it waited for this signal (the
-    /// recorder's `queued_ns`): a signal logged late on a busy machine was sent up to this
-    /// long before its line.
-    fn queued_ms(&self) -> f64 {
-        self.raw["queued_ns"].as_u64().unwrap_or(0) as f64 / 1e6
-    }
-}
-
 pub fn parse_log(text: &str) -> Vec<RecorderLine> {
     text.lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .map(|raw| RecorderLine {
-            t_ns: raw["t_ns"].as_u64().unwrap_or(0),
-            role: raw["role"].as_str().unwrap_or("").to_string(),
-            pid: raw["pid"].as_i64().unwrap_or(0) as i32,
-            ev: raw["ev"].as_str().unwrap_or("").to_string(),
-            raw,
-        })
+        .filter_map(|l| serde_json::from_str::<RecorderLine>(l).ok())
         .collect()
 }
 
@@ -78,66 +56,32 @@ pub struct RunFacts {
     pub walk_window_s: f64,
 }
 
-/// One thing the host did to the server.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct HostAction {
-    /// close-stdin, stdout-closed, sigint, sigterm, sighup, sigquit, sigkill.
-    pub action: String,
-    /// process, group, tree, children.
-    pub to: String,
-    /// host, kernel (a hang-up), daemon:<comm> (the server's parent, not the host), pid:<n>.
-    pub from: String,
-    pub at_ms: f64,
-    /// The server was SIGKILLed before it could take this signal, which its descendants
-    /// took: it is counted as reaching the server too.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub unseen_at_server: bool,
-    /// The signal walked the tree one process at a time, the server last: how long before
-    /// the server's the first descendant's came.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub walk_ms: Option<f64>,
-}
-
-/// Where the server ran, relative to the host.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HostPlumbing {
-    /// pipes | socketpair | pty | other.
-    pub stdio: String,
-    /// host | own | session.
-    pub group: String,
-    /// direct | shell | daemon:<comm> (the server's parent is not the process quit).
-    pub via: String,
-    pub ctty: bool,
-}
-
-/// One run, read.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunReading {
-    pub started: bool,
-    pub plumbing: HostPlumbing,
-    pub deliveries: Vec<HostAction>,
-    pub host_exit_ms: Option<f64>,
-    /// The host walked away: why (alive N s after the host exited, reparented, kept by a
-    /// daemon).
-    pub walked_away: Option<String>,
-}
-
 fn ms(from: u64, to: u64) -> f64 {
     (to as f64 - from as f64) / 1e6
 }
 
-fn first<'a>(events: &'a [RecorderLine], role: &str, ev: &str) -> Option<&'a RecorderLine> {
+fn first(events: &[RecorderLine], role: Role, ev: Ev) -> Option<&RecorderLine> {
     events.iter().find(|e| e.role == role && e.ev == ev)
 }
 
 /// Something reaching the server: a signal, or one of its pipes closing.
 fn at_server(e: &RecorderLine) -> bool {
-    e.role == "server" && matches!(e.ev.as_str(), "signal" | "stdin_eof" | "stdout_unwritable")
+    e.role == Role::Server && e.is_delivery()
 }
 
-/// When `role` logged `signo` in the [`WALK_MS`] before `t` and after the last thing that
+/// `role` logged `signal`.
+fn logged(e: &RecorderLine, role: Role, signal: Option<SignalName>) -> bool {
+    e.role == role && e.ev == Ev::Signal && e.signal() == signal
+}
+
+/// When `role` logged `signal` in the [`WALK_MS`] before `t` and after the last thing that
 /// reached the server before `t` (earliest first).
-fn walked_before(events: &[RecorderLine], role: &str, signo: u64, t: u64) -> Option<u64> {
+fn walked_before(
+    events: &[RecorderLine],
+    role: Role,
+    signal: Option<SignalName>,
+    t: u64,
+) -> Option<u64> {
     let since = events
         .iter()
         .filter(|e| at_server(e) && e.t_ns < t)
@@ -145,104 +89,103 @@ fn walked_before(events: &[RecorderLine], role: &str, signo: u64, t: u64) -> Opt
         .max();
     events
         .iter()
-        .filter(|e| e.role == role && e.ev == "signal" && e.raw["signo"].as_u64() == Some(signo))
+        .filter(|e| logged(e, role, signal))
         .map(|e| e.t_ns)
         .filter(|&x| x < t && ms(x, t) <= WALK_MS && since.is_none_or(|s| x > s))
         .min()
 }
 
-/// Whether the server logged `signo` in the [`WALK_MS`] after `t`, with nothing else
+/// Whether the server logged `signal` in the [`WALK_MS`] after `t`, with nothing else
 /// reaching it in between.
-fn server_after(events: &[RecorderLine], signo: u64, t: u64) -> bool {
+fn server_after(events: &[RecorderLine], signal: Option<SignalName>, t: u64) -> bool {
     let next = events
         .iter()
         .filter(|e| at_server(e) && e.t_ns >= t)
         .min_by_key(|e| e.t_ns);
-    next.is_some_and(|e| {
-        e.ev == "signal" && e.raw["signo"].as_u64() == Some(signo) && ms(t, e.t_ns) <= WALK_MS
-    })
+    next.is_some_and(|e| logged(e, Role::Server, signal) && ms(t, e.t_ns) <= WALK_MS)
 }
 
-/// Whether `role` logged `signo` within [`SAME_MS`] of `at`, give or take the time either
+/// Whether `role` logged `signal` within [`SAME_MS`] of `at`, give or take the time either
 /// line waited for a CPU.
-fn near(events: &[RecorderLine], role: &str, signo: u64, at: &RecorderLine) -> bool {
+fn near(
+    events: &[RecorderLine],
+    role: Role,
+    signal: Option<SignalName>,
+    at: &RecorderLine,
+) -> bool {
     let t = at.t_ns;
     events.iter().any(|e| {
-        e.role == role
-            && e.ev == "signal"
-            && e.raw["signo"].as_u64() == Some(signo)
+        logged(e, role, signal)
             && ms(t.min(e.t_ns), t.max(e.t_ns)) <= SAME_MS + e.queued_ms() + at.queued_ms()
     })
 }
 
 /// The server's parent when it is not the host: the daemon that adopted it.
 fn adopter(events: &[RecorderLine], host: &[i32]) -> Option<(i32, String)> {
-    let s = first(events, "server", "start")?;
-    let ppid = s.raw["ppid"].as_i64()? as i32;
-    let comm = s.raw["parent_comm"].as_str().unwrap_or("?").to_string();
+    let s = first(events, Role::Server, Ev::Start)?;
+    let ppid = s.ppid?;
+    let comm = s.parent_comm.clone().unwrap_or_else(|| "?".into());
     (!host.contains(&ppid)).then_some((ppid, comm))
 }
 
-fn sender(e: &RecorderLine, host: &[i32], adopter: Option<&(i32, String)>) -> String {
-    let pid = e.raw["si_pid"].as_i64().unwrap_or(-1) as i32;
+fn sender(e: &RecorderLine, host: &[i32], adopter: Option<&(i32, String)>) -> SentBy {
+    let pid = e.si_pid.unwrap_or(-1);
     if host.contains(&pid) {
-        return "host".into();
+        return SentBy::Host;
     }
     if pid == 0 {
-        return "kernel".into();
+        return SentBy::Kernel;
     }
     if let Some((_, comm)) = adopter.filter(|(p, _)| *p == pid) {
-        return format!("daemon:{comm}");
+        return SentBy::Daemon(comm.clone());
     }
-    match e.raw["sender_comm"].as_str() {
-        Some(c) => format!("pid:{pid} ({c})"),
-        None => format!("pid:{pid}"),
+    SentBy::Pid {
+        pid,
+        comm: e.sender_comm.clone(),
     }
 }
 
 fn plumbing(events: &[RecorderLine], host: &[i32], parent_outlived: bool) -> HostPlumbing {
-    let Some(s) = first(events, "server", "start") else {
+    let Some(s) = first(events, Role::Server, Ev::Start) else {
         return HostPlumbing::default();
     };
-    let r = &s.raw;
-    let stdio = match r["stdin"].as_str() {
-        Some("fifo") => "pipes",
-        Some("socket") => "socketpair",
-        Some("chr") => "pty",
-        _ => "other",
+    let stdio = match s.stdin {
+        Some(FdKind::Fifo) => HostStdio::Pipes,
+        Some(FdKind::Socket) => HostStdio::Socketpair,
+        Some(FdKind::Chr) => HostStdio::Pty,
+        _ => HostStdio::Other,
     };
-    let pid = s.pid as i64;
-    let group = if r["sid"].as_i64() == Some(pid) {
-        "session"
-    } else if r["pgid"].as_i64() == Some(pid) {
-        "own"
+    let group = if s.sid == Some(s.pid) {
+        GroupKind::Session
+    } else if s.pgid == Some(s.pid) {
+        GroupKind::Own
     } else {
-        "host"
+        GroupKind::Host
     };
-    let ppid = r["ppid"].as_i64().unwrap_or(-1) as i32;
-    let via = if r["via_shell"].as_bool() == Some(true) {
-        "shell".to_string()
+    let ppid = s.ppid.unwrap_or(-1);
+    let via = if s.via_shell {
+        HostVia::Shell
     } else if !host.contains(&ppid) || (ppid != host[host.len() - 1] && parent_outlived) {
-        format!("daemon:{}", r["parent_comm"].as_str().unwrap_or("?"))
+        HostVia::Daemon(s.parent_comm.clone().unwrap_or_else(|| "?".into()))
     } else {
-        "direct".to_string()
+        HostVia::Direct
     };
     HostPlumbing {
-        stdio: stdio.into(),
-        group: group.into(),
+        stdio,
+        group,
         via,
-        ctty: r["tty_nr"].as_i64().unwrap_or(0) != 0,
+        ctty: s.tty_nr != 0,
     }
 }
 
 /// Reads one run.
 pub fn read_run(f: &RunFacts) -> RunReading {
     let ev = &f.events;
-    let started = first(ev, "server", "start").is_some();
+    let started = first(ev, Role::Server, Ev::Start).is_some();
     let mut host = f.host_tree.clone();
     host.push(f.host_pid);
     let mut out = deliveries(f, &host);
-    let lifetime = first(ev, "server", "lifetime").is_some();
+    let lifetime = first(ev, Role::Server, Ev::Lifetime).is_some();
     if let (Some(d), false) = (f.server_death_ns, lifetime) {
         out.push(inferred_kill(f, d));
     }
@@ -277,20 +220,20 @@ fn deliveries(f: &RunFacts, host: &[i32]) -> Vec<HostAction> {
     let mut out: Vec<HostAction> = Vec::new();
     for e in ev.iter().filter(|e| e.t_ns >= t0) {
         // The server's pipes are its parent's: the daemon's, when one adopted it.
-        let pipe = |action: &str| HostAction {
-            action: action.into(),
-            to: "process".into(),
+        let pipe = |action| HostAction {
+            action,
+            to: Target::Process,
             from: daemon
                 .as_ref()
-                .map_or("host".into(), |(_, c)| format!("daemon:{c}")),
+                .map_or(SentBy::Host, |(_, c)| SentBy::Daemon(c.clone())),
             at_ms: ms(t0, e.t_ns),
             unseen_at_server: false,
             walk_ms: None,
         };
-        match (e.role.as_str(), e.ev.as_str()) {
-            ("server", "stdin_eof") => out.push(pipe("close-stdin")),
-            ("server", "stdout_unwritable") => out.push(pipe("stdout-closed")),
-            (role @ ("server" | "child"), "signal") => {
+        match (e.role, e.ev) {
+            (Role::Server, Ev::StdinEof) => out.push(pipe(ActionKind::CloseStdin)),
+            (Role::Server, Ev::StdoutUnwritable) => out.push(pipe(ActionKind::StdoutClosed)),
+            (role @ (Role::Server | Role::Child), Ev::Signal) => {
                 if let Some(d) = signal(f, host, daemon.as_ref(), role, e) {
                     out.push(d);
                 }
@@ -301,6 +244,16 @@ fn deliveries(f: &RunFacts, host: &[i32]) -> Vec<HostAction> {
     out
 }
 
+/// Whom a signal reached when its descendants took it too: the tree (the grandchild, in a
+/// session of its own), the group (the child), or the process alone.
+fn reach(child: bool, grandchild: bool) -> Target {
+    match (child, grandchild) {
+        (_, true) => Target::Tree,
+        (true, false) => Target::Group,
+        _ => Target::Process,
+    }
+}
+
 /// A signal the server or its child logged, with whom it reached (the server, its group,
 /// its tree, walked one process at a time, or only its children); `None` for the child's
 /// share of a signal the server took too.
@@ -308,40 +261,36 @@ fn signal(
     f: &RunFacts,
     host: &[i32],
     daemon: Option<&(i32, String)>,
-    role: &str,
+    role: Role,
     e: &RecorderLine,
 ) -> Option<HostAction> {
     let ev = &f.events;
-    let signo = e.raw["signo"].as_u64().unwrap_or(0);
+    let sig = e.signal();
     // Not when the server logged it itself, later in the walk.
     let unseen_at_server =
-        role == "child" && killed_before_it_could_log(f, e) && !server_after(ev, signo, e.t_ns);
-    let (child, grandchild) = if role == "server" {
+        role == Role::Child && killed_before_it_could_log(f, e) && !server_after(ev, sig, e.t_ns);
+    let (child, grandchild) = if role == Role::Server {
         (
-            walked_before(ev, "child", signo, e.t_ns),
-            walked_before(ev, "grandchild", signo, e.t_ns),
+            walked_before(ev, Role::Child, sig, e.t_ns),
+            walked_before(ev, Role::Grandchild, sig, e.t_ns),
         )
     } else {
         (None, None)
     };
     let walk_ms = walk(ev, e, [child, grandchild]);
-    let to = if role == "server" || unseen_at_server {
-        match (
-            near(ev, "child", signo, e) || (walk_ms.is_some() && child.is_some()),
-            near(ev, "grandchild", signo, e) || (walk_ms.is_some() && grandchild.is_some()),
-        ) {
-            (_, true) => "tree",
-            (true, false) => "group",
-            _ => "process",
-        }
-    } else if near(ev, "server", signo, e) || server_after(ev, signo, e.t_ns) {
+    let to = if role == Role::Server || unseen_at_server {
+        reach(
+            near(ev, Role::Child, sig, e) || (walk_ms.is_some() && child.is_some()),
+            near(ev, Role::Grandchild, sig, e) || (walk_ms.is_some() && grandchild.is_some()),
+        )
+    } else if near(ev, Role::Server, sig, e) || server_after(ev, sig, e.t_ns) {
         return None;
     } else {
-        "children"
+        Target::Children
     };
     Some(HostAction {
-        action: e.raw["name"].as_str().unwrap_or("?").to_ascii_lowercase(),
-        to: to.into(),
+        action: ActionKind::Signal(sig.unwrap_or(SignalName::Other(0))),
+        to,
         from: sender(e, host, daemon),
         // Taken for the server's, it reached the server before its death, however late the
         // child logged it.
@@ -362,15 +311,14 @@ fn signal(
 fn walk(ev: &[RecorderLine], e: &RecorderLine, descendants: [Option<u64>; 2]) -> Option<f64> {
     let by = |t: u64| {
         ev.iter()
-            .find(|x| x.t_ns == t && x.ev == "signal")
-            .map(|x| x.raw["si_pid"].clone())
+            .find(|x| x.t_ns == t && x.ev == Ev::Signal)
+            .map(|x| x.si_pid)
     };
-    let own = e.raw["si_pid"].clone();
     descendants
         .into_iter()
         .flatten()
         .min()
-        .filter(|&first| ms(first, e.t_ns) > SAME_MS || by(first) != Some(own.clone()))
+        .filter(|&first| ms(first, e.t_ns) > SAME_MS || by(first) != Some(e.si_pid))
         .map(|first| ms(first, e.t_ns))
 }
 
@@ -379,7 +327,7 @@ fn walk(ev: &[RecorderLine], e: &RecorderLine, descendants: [Option<u64>; 2]) ->
 /// been pending, unlogged, when the SIGKILL came.
 fn killed_before_it_could_log(f: &RunFacts, e: &RecorderLine) -> bool {
     let t_ns = e.t_ns;
-    first(&f.events, "server", "lifetime").is_none()
+    first(&f.events, Role::Server, Ev::Lifetime).is_none()
         && f.server_death_ns
             .is_some_and(|d| ms(t_ns.min(d), t_ns.max(d)) <= SAME_MS + e.queued_ms())
 }
@@ -390,14 +338,9 @@ fn inferred_kill(f: &RunFacts, death_ns: u64) -> HostAction {
     let with =
         |other: Option<u64>| other.is_some_and(|c| ms(death_ns.min(c), death_ns.max(c)) <= SAME_MS);
     HostAction {
-        action: "sigkill".into(),
-        to: match (with(f.child_death_ns), with(f.grandchild_death_ns)) {
-            (_, true) => "tree",
-            (true, false) => "group",
-            _ => "process",
-        }
-        .into(),
-        from: "inferred from death".into(),
+        action: ActionKind::Signal(SignalName::Kill),
+        to: reach(with(f.child_death_ns), with(f.grandchild_death_ns)),
+        from: SentBy::InferredFromDeath,
         at_ms: ms(f.trigger_ns, death_ns),
         unseen_at_server: false,
         walk_ms: None,
@@ -405,42 +348,26 @@ fn inferred_kill(f: &RunFacts, death_ns: u64) -> HostAction {
 }
 
 /// How the host walked away from a server that outlived it.
-fn walked_away(f: &RunFacts, plumb: &HostPlumbing) -> String {
-    if let Some(daemon) = plumb.via.strip_prefix("daemon:") {
-        format!(
-            "kept by the host's daemon ({daemon}): alive {:.0} s after the host exited",
-            f.walk_window_s
-        )
-    } else if let Some(r) = first(&f.events, "server", "reparented") {
-        format!(
-            "reparented to pid {} ({}) and alive {:.0} s after the host exited",
-            r.raw["to"],
-            r.raw["to_comm"].as_str().unwrap_or("?"),
-            f.walk_window_s
-        )
+fn walked_away(f: &RunFacts, plumb: &HostPlumbing) -> WalkedAway {
+    let alive_s = f.walk_window_s;
+    if let Some(daemon) = plumb.via.daemon() {
+        WalkedAway::KeptByDaemon {
+            daemon: daemon.into(),
+            alive_s,
+        }
+    } else if let Some(r) = first(&f.events, Role::Server, Ev::Reparented) {
+        WalkedAway::Reparented {
+            to_pid: r.to.unwrap_or(-1),
+            to_comm: r.to_comm.clone().unwrap_or_else(|| "?".into()),
+            alive_s,
+        }
     } else {
-        format!("alive {:.0} s after the host exited", f.walk_window_s)
+        WalkedAway::Alive { alive_s }
     }
 }
 
 /// Deliveries this close together happened at once: their order is not observable.
 const AT_ONCE_MS: f64 = 2.0;
-
-/// The SIGKILL comes last: it is only ever inferred from the server's death, which comes
-/// after anything the server lived to log (a SIGTERM logged 1.5 ms before the death was
-/// delivered first, however late its line was written).
-fn rank(action: &str) -> u8 {
-    match action {
-        "sigterm" => 1,
-        "sigint" => 2,
-        "sighup" => 3,
-        "sigquit" => 4,
-        "close-stdin" => 5,
-        "close-pipes" => 6,
-        "sigkill" => 8,
-        _ => 7,
-    }
-}
 
 /// Puts deliveries that happened at once in one fixed order, so repeats compare.
 pub fn canonical(mut d: Vec<HostAction>) -> Vec<HostAction> {
@@ -451,19 +378,15 @@ pub fn canonical(mut d: Vec<HostAction>) -> Vec<HostAction> {
         while j < d.len() && d[j].at_ms - d[i].at_ms <= AT_ONCE_MS {
             j += 1;
         }
-        d[i..j].sort_by_key(|x| rank(&x.action));
+        d[i..j].sort_by_key(|x| x.action.rank());
         i = j;
     }
     d
 }
 
 /// The ladder's shape: what was done to whom, in order (the waits aside).
-pub fn shape(r: &RunReading) -> Vec<(String, String)> {
-    let mut s: Vec<(String, String)> = r
-        .deliveries
-        .iter()
-        .map(|d| (d.action.clone(), d.to.clone()))
-        .collect();
+pub fn shape(r: &RunReading) -> LadderShape {
+    let mut s: LadderShape = r.deliveries.iter().map(|d| (d.action, d.to)).collect();
     s.dedup();
     s
 }

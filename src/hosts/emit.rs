@@ -11,7 +11,8 @@ use std::fmt::Write as _;
 
 use super::analyze::{self, RunReading};
 use super::measure::{Measurement, PathRuns};
-use crate::model::Spread;
+use super::reading::{word, ActionKind, HostPlumbing, HostVia, LadderShape, SentBy, WalkedAway};
+use crate::model::{Plumbing, Spread, Target};
 
 /// The harness's window after a final SIGKILL nobody waits on.
 pub const LAST_WINDOW_MS: u64 = 2000;
@@ -22,14 +23,14 @@ pub const WALK_CAP_MS: u64 = 5000;
 #[derive(Clone, Debug, PartialEq)]
 pub struct PathLadder {
     pub triggers: Vec<String>,
-    pub shape: Vec<(String, String)>,
-    pub plumbing: analyze::HostPlumbing,
-    pub walked_away: Option<String>,
+    pub shape: LadderShape,
+    pub plumbing: HostPlumbing,
+    pub walked_away: Option<WalkedAway>,
     /// Per gap between consecutive steps: (from → to, min, median, max ms).
     pub waits: Vec<(String, Spread)>,
     /// From the trigger to the first step.
     pub first: Option<Spread>,
-    pub senders: Vec<String>,
+    pub senders: Vec<SentBy>,
     pub daemons: Vec<String>,
     pub repeats: usize,
     /// The repeats disagreed on the ladder's shape (then the shape most runs showed is
@@ -48,7 +49,7 @@ pub struct PathLadder {
     pub daemon_up: bool,
     /// A signal that walked the tree one process at a time: the action, and from the first
     /// descendant's to the server's.
-    pub walk: Option<(String, Spread)>,
+    pub walk: Option<(ActionKind, Spread)>,
     /// Measured again with the daemon up, the same ladder (said, not a profile of its own).
     pub same_with_daemon_up: Vec<String>,
 }
@@ -67,21 +68,18 @@ pub fn merge_pipes(r: &RunReading) -> RunReading {
     // them at once; the recorder's two threads may only have woken apart, on a busy
     // machine, tens of ms later).
     let mut r = r.clone();
-    let eof = r.deliveries.iter().position(|d| d.action == "close-stdin");
-    let out = r
-        .deliveries
-        .iter()
-        .position(|d| d.action == "stdout-closed");
+    let at = |a: ActionKind| r.deliveries.iter().position(|d| d.action == a);
+    let (eof, out) = (at(ActionKind::CloseStdin), at(ActionKind::StdoutClosed));
     if let (Some(e), Some(o)) = (eof, out) {
         let (a, b) = (&r.deliveries[e], &r.deliveries[o]);
         let together = (a.at_ms - b.at_ms).abs() <= analyze::SAME_MS;
-        let by_the_host_exit = r.plumbing.via == "direct"
+        let by_the_host_exit = r.plumbing.via == HostVia::Direct
             && e.abs_diff(o) == 1
             && r.host_exit_ms
                 .is_some_and(|h| a.at_ms.min(b.at_ms) >= h - analyze::SAME_MS);
         if together || by_the_host_exit {
             r.deliveries[e].at_ms = a.at_ms.min(b.at_ms);
-            r.deliveries[e].action = "close-pipes".into();
+            r.deliveries[e].action = ActionKind::ClosePipes;
             r.deliveries.remove(o);
         }
     }
@@ -106,16 +104,7 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
             why,
         });
     }
-    // The shape most runs showed: one odd run (a race in the host) does not name the path.
-    // On a tie, the longer: a recorder SIGKILLed a few ms after a signal may die before it
-    // logs that signal, but no run logs a signal that was never sent.
-    let shapes: Vec<_> = readings.iter().map(analyze::shape).collect();
-    let count = |s: &Vec<(String, String)>| shapes.iter().filter(|x| *x == s).count();
-    let pick = (0..shapes.len())
-        .max_by_key(|&i| (count(&shapes[i]), shapes[i].len(), std::cmp::Reverse(i)))
-        .unwrap_or(0);
-    let first = &readings[pick];
-    let shape = shapes[pick].clone();
+    let (first, shape) = most_shown(&readings);
     let same: Vec<&RunReading> = readings
         .iter()
         .filter(|r| analyze::shape(r) == shape)
@@ -130,9 +119,6 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
         .iter()
         .filter_map(|r| r.deliveries.first().map(|d| d.at_ms))
         .collect();
-    let mut senders: Vec<String> = first.deliveries.iter().map(|d| d.from.clone()).collect();
-    senders.sort();
-    senders.dedup();
     Ok(PathLadder {
         triggers: vec![p.trigger.clone()],
         shape,
@@ -140,7 +126,7 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
         walked_away: first.walked_away.clone(),
         waits,
         first: Spread::of(firsts),
-        senders,
+        senders: senders(first),
         daemons: daemons_of(p),
         repeats: readings.len(),
         shapes_differ: same.len() != readings.len(),
@@ -155,6 +141,26 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
         same_with_daemon_up: Vec::new(),
         walk: walk(&same),
     })
+}
+
+/// The run whose shape most runs showed, and that shape: one odd run (a race in the host)
+/// does not name the path. On a tie, the longer: a recorder SIGKILLed a few ms after a
+/// signal may die before it logs that signal, but no run logs a signal that was never sent.
+fn most_shown(readings: &[RunReading]) -> (&RunReading, LadderShape) {
+    let shapes: Vec<_> = readings.iter().map(analyze::shape).collect();
+    let count = |s: &LadderShape| shapes.iter().filter(|x| *x == s).count();
+    let pick = (0..shapes.len())
+        .max_by_key(|&i| (count(&shapes[i]), shapes[i].len(), std::cmp::Reverse(i)))
+        .unwrap_or(0);
+    (&readings[pick], shapes[pick].clone())
+}
+
+/// Who sent what reached the server, each once.
+fn senders(r: &RunReading) -> Vec<SentBy> {
+    let mut senders: Vec<SentBy> = r.deliveries.iter().map(|d| d.from.clone()).collect();
+    senders.sort_by_key(SentBy::to_string);
+    senders.dedup();
+    senders
 }
 
 /// Per gap between `first`'s consecutive deliveries: `from → to` and its spread over the
@@ -192,12 +198,11 @@ fn daemons_of(p: &PathRuns) -> Vec<String> {
 }
 
 /// The first signal that walked the tree, over the runs that show it.
-fn walk(runs: &[&RunReading]) -> Option<(String, Spread)> {
+fn walk(runs: &[&RunReading]) -> Option<(ActionKind, Spread)> {
     let action = runs
         .iter()
         .find_map(|r| r.deliveries.iter().find(|d| d.walk_ms.is_some()))?
-        .action
-        .clone();
+        .action;
     let xs = runs
         .iter()
         .filter_map(|r| {
@@ -215,7 +220,7 @@ fn one_line(r: &RunReading) -> String {
     let mut parts: Vec<String> = r
         .deliveries
         .iter()
-        .map(|d| format!("{} to the {} at {:.0} ms", d.action, d.to, d.at_ms))
+        .map(|d| format!("{} to the {} at {:.0} ms", d.action, word(&d.to), d.at_ms))
         .collect();
     if let Some(h) = r.host_exit_ms {
         parts.push(format!("the host exited at {h:.0} ms"));
@@ -228,7 +233,7 @@ fn one_line(r: &RunReading) -> String {
 
 /// What makes two paths' ladders one: the shape, the plumbing (a controlling terminal
 /// aside: the TUI has one, a one-shot command not) and walking away.
-fn ladder_key(x: &PathLadder) -> (Vec<(String, String)>, analyze::HostPlumbing, bool) {
+fn ladder_key(x: &PathLadder) -> (LadderShape, HostPlumbing, bool) {
     let mut p = x.plumbing.clone();
     p.ctty = false;
     (x.shape.clone(), p, x.walked_away.is_some())
@@ -396,20 +401,17 @@ fn profile_toml(m: &Measurement, name: &str, g: &PathLadder) -> String {
     );
     let _ = writeln!(out, "basis = \"measured\"");
     let _ = writeln!(out, "{}", measured_line(m, g));
-    let via = if g.plumbing.via == "shell" {
-        "shell"
-    } else {
-        "direct"
-    };
-    let stdio = if g.plumbing.stdio == "socketpair" {
-        "socketpair"
-    } else {
-        "pipes"
+    let p = Plumbing {
+        stdio: g.plumbing.stdio.replayed(),
+        group: g.plumbing.group,
+        via: g.plumbing.via.replayed(),
     };
     let _ = writeln!(
         out,
-        "plumbing = {{ stdio = \"{stdio}\", group = \"{}\", via = \"{via}\" }}",
-        g.plumbing.group
+        "plumbing = {{ stdio = \"{}\", group = \"{}\", via = \"{}\" }}",
+        word(&p.stdio),
+        word(&p.group),
+        word(&p.via)
     );
     if g.walked_away.is_some() {
         let _ = writeln!(out, "abandons = true");
@@ -442,7 +444,7 @@ fn measured_line(m: &Measurement, g: &PathLadder) -> String {
         g.repeats,
         group_reproduces(g),
         waits.join(", "),
-        match g.plumbing.via.strip_prefix("daemon:") {
+        match g.plumbing.via.daemon() {
             Some(d) => format!(", daemon = {}", toml_str(d)),
             None => String::new(),
         },
@@ -455,9 +457,10 @@ fn measured_line(m: &Measurement, g: &PathLadder) -> String {
 fn notes(g: &PathLadder) -> Vec<String> {
     let mut notes = Vec::new();
     if !g.senders.is_empty() {
-        notes.push(format!("Signals from: {}.", g.senders.join(", ")));
+        let senders: Vec<String> = g.senders.iter().map(SentBy::to_string).collect();
+        notes.push(format!("Signals from: {}.", senders.join(", ")));
     }
-    if let Some((action, _)) = g.shape.iter().find(|(_, to)| to == "children") {
+    if let Some((action, _)) = g.shape.iter().find(|(_, to)| *to == Target::Children) {
         notes.push(format!(
             "The {action} goes to the server's children, not the server (replayed so: `to = \"children\"`)."
         ));
@@ -511,7 +514,7 @@ fn notes(g: &PathLadder) -> Vec<String> {
 /// What the notes say of the host's daemon: the server's parent, a second session.
 fn daemon_notes(g: &PathLadder) -> Vec<String> {
     let mut notes = Vec::new();
-    if let Some(d) = g.plumbing.via.strip_prefix("daemon:") {
+    if let Some(d) = g.plumbing.via.daemon() {
         notes.push(format!(
             "The server's parent is the host's daemon ({d}), not the process the user quits."
         ));
@@ -534,7 +537,7 @@ fn daemon_notes(g: &PathLadder) -> Vec<String> {
 /// `steps = [...]`: the shape with the median waits.
 fn steps_toml(g: &PathLadder) -> String {
     let mut out = String::from("steps = [\n");
-    let mut steps: Vec<(String, String, u64)> = Vec::new();
+    let mut steps: Vec<(ActionKind, Target, u64)> = Vec::new();
     for (i, (action, to)) in g.shape.iter().enumerate() {
         let wait = match g.waits.get(i) {
             Some((_, s)) => s.median_ms.round().max(0.0) as u64,
@@ -542,18 +545,16 @@ fn steps_toml(g: &PathLadder) -> String {
             None => LAST_WINDOW_MS,
         };
         // The other end of stdout gone (stdin closed before): a close-pipes step.
-        let action = if action == "stdout-closed" {
-            "close-pipes"
-        } else {
-            action
+        let action = match action {
+            ActionKind::StdoutClosed => ActionKind::ClosePipes,
+            a => *a,
         };
-        steps.push((action.to_string(), to.clone(), wait));
+        steps.push((action, *to, wait));
     }
     for (action, to, wait) in &steps {
-        let to = match to.as_str() {
-            "process" => String::new(),
-            "tree" => ", to = \"tree\"".into(),
-            t => format!(", to = \"{t}\""),
+        let to = match to {
+            Target::Process => String::new(),
+            t => format!(", to = \"{}\"", word(t)),
         };
         let _ = writeln!(out, "  {{ do = \"{action}\"{to}, wait_ms = {wait} }},");
     }

@@ -80,41 +80,7 @@ pub fn ensure(
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).map_err(|e| HostError::io(&tmp, e))?;
     let spec = format!("{package}@{version}");
-    let args: Vec<String> = [
-        "install",
-        "--no-audit",
-        "--no-fund",
-        "--no-save",
-        "--foreground-scripts",
-        "--prefix",
-    ]
-    .iter()
-    .map(|a| a.to_string())
-    .chain([tmp.display().to_string(), spec.clone()])
-    .collect();
-    let out = npm_in(parent, &args, os::Stderr::Merged)
-        .map_err(|e| HostError::Install(spec.clone(), e.to_string()))?;
-    if !out.status.success() {
-        let text = String::from_utf8_lossy(&out.stdout);
-        let last = text
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("");
-        return Err(HostError::Install(spec, last.to_string()));
-    }
-    // npm may hold back install scripts: packages that link their native binary there
-    // (Claude Code's install.cjs) are finished by running them once.
-    let pkg_dir = tmp.join("node_modules").join(package);
-    if pkg_dir.join("install.cjs").is_file() {
-        let _ = os::run_captured(
-            std::ffi::OsStr::new("node"),
-            &["install.cjs".to_string()],
-            &pkg_dir,
-            std::iter::empty::<(&str, &str)>(),
-            os::Stderr::Merged,
-        );
-    }
+    npm_install(parent, &tmp, &spec, package)?;
     // An interrupted install is not finished: no stamp, the next run redoes it.
     if crate::os::interrupt::requested() {
         return Err(HostError::Install(spec, "interrupted".into()));
@@ -132,4 +98,44 @@ pub fn ensure(
         ));
     }
     Ok((exe, true))
+}
+
+/// `npm install` of `spec` into `tmp`, and the install scripts npm held back.
+fn npm_install(parent: &Path, tmp: &Path, spec: &str, package: &str) -> Result<(), HostError> {
+    let args: Vec<String> = [
+        "install",
+        "--no-audit",
+        "--no-fund",
+        "--no-save",
+        "--foreground-scripts",
+        "--prefix",
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .chain([tmp.display().to_string(), spec.to_string()])
+    .collect();
+    let out = npm_in(parent, &args, os::Stderr::Merged)
+        .map_err(|e| HostError::Install(spec.to_string(), e.to_string()))?;
+    if !out.status.success() {
+        let text = String::from_utf8_lossy(&out.stdout);
+        let last = text
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        return Err(HostError::Install(spec.to_string(), last.to_string()));
+    }
+    // npm may hold back install scripts: packages that link their native binary there
+    // (Claude Code's install.cjs) are finished by running them once.
+    let pkg_dir = tmp.join("node_modules").join(package);
+    if pkg_dir.join("install.cjs").is_file() {
+        let _ = os::run_captured(
+            std::ffi::OsStr::new("node"),
+            &["install.cjs".to_string()],
+            &pkg_dir,
+            std::iter::empty::<(&str, &str)>(),
+            os::Stderr::Merged,
+        );
+    }
+    Ok(())
 }

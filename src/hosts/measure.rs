@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::analyze::{self, RunFacts, RunReading};
 use super::catalogue::{Drive, HostSpec, QuitPath, TuiQuit};
+use super::reading::{word, Ev, Role};
 use super::standin::StandIn;
 use super::start::{launch, launch_in, screen_line, stalled, ConfiguredServer, Launched};
 use super::HostError;
@@ -113,16 +114,15 @@ struct Recorders {
 
 impl Recorders {
     fn read(events: &[analyze::RecorderLine]) -> Self {
-        let tree = events.iter().find(|e| e.ev == "tree");
-        let pid_of = |k: &str| tree.and_then(|t| t.raw[k].as_i64()).map(|p| p as i32);
+        let tree = events.iter().find(|e| e.ev == Ev::Tree);
         let start = events
             .iter()
-            .find(|e| e.role == "server" && e.ev == "start");
+            .find(|e| e.role == Role::Server && e.ev == Ev::Start);
         Self {
             server: start.map(|e| e.pid),
-            child: pid_of("child"),
-            grandchild: pid_of("grandchild"),
-            parent: start.and_then(|e| e.raw["ppid"].as_i64()).map(|p| p as i32),
+            child: tree.and_then(|t| t.child),
+            grandchild: tree.and_then(|t| t.grandchild),
+            parent: start.and_then(|e| e.ppid),
         }
     }
 
@@ -150,7 +150,9 @@ fn quit(
         Drive::Tui(quit) => {
             let ready = |ev: &[analyze::RecorderLine]| {
                 ev.iter().any(|e| {
-                    e.role == "server" && e.ev == "reply" && e.raw["method"] == "tools/list"
+                    e.role == Role::Server
+                        && e.ev == Ev::Reply
+                        && e.method.as_deref() == Some("tools/list")
                 })
             };
             wait_for(log, START_LIMIT, ready);
@@ -159,10 +161,9 @@ fn quit(
             // Anything the recorder logs from now on is the host ending its session.
             let began = || {
                 let text = std::fs::read_to_string(log).unwrap_or_default();
-                analyze::parse_log(&text).iter().any(|e| {
-                    e.t_ns >= from
-                        && matches!(e.ev.as_str(), "signal" | "stdin_eof" | "stdout_unwritable")
-                })
+                analyze::parse_log(&text)
+                    .iter()
+                    .any(|e| e.t_ns >= from && e.is_delivery())
             };
             trigger_ns = quit_tui(host, quit, &began);
             QUIT_LIMIT
@@ -237,7 +238,8 @@ fn one_run(
     let host_pid = l.host.pid();
     let mut run = Run::default();
     let started = wait_for(&l.log, START_LIMIT, |ev| {
-        ev.iter().any(|e| e.role == "server" && e.ev == "tree")
+        ev.iter()
+            .any(|e| e.role == Role::Server && e.ev == Ev::Tree)
     });
     if !started {
         run.failure = Some(stalled(&l.host.screen_text(), api));
@@ -246,16 +248,10 @@ fn one_run(
     }
     let rec = Recorders::read(&read_events(&l.log));
     let recorder_pids = rec.pids();
-    // The host as it was when the server started (a Node wrapper's native binary is the
-    // host too), the recorder aside.
-    let host_tree: Vec<i32> = crate::os::procfs::descendants(host_pid)
-        .into_iter()
-        .map(|p| p.pid)
-        .filter(|p| !recorder_pids.contains(p))
-        .collect();
+    let host_tree = host_tree(host_pid, &recorder_pids);
     let watch = |p: Option<i32>| -> DeathWatch { p.and_then(hostproc::watch_death) };
     let (ws, wc, wg) = (watch(rec.server), watch(rec.child), watch(rec.grandchild));
-    let (mut trigger_ns, exit) = quit(&mut l.host, &l.log, path, api);
+    let (trigger_ns, exit) = quit(&mut l.host, &l.log, path, api);
     let host_exit_ns = exit.as_ref().ok().copied();
     run.failure = exit.err();
     // Watch the server until it dies or the walk-away window, counted from the host's exit
@@ -267,19 +263,8 @@ fn one_run(
     let parent_outlived_host = outlived(rec.parent, host_pid, host_exit_ns);
     let left = daemons_left(&l, &recorder_pids);
     run.daemons = left.iter().map(describe).collect();
-    let mut events = read_events(&l.log);
-    if matches!(path.drive, Drive::OneShot(_)) {
-        // A one-shot command's quit is its own: timed from the server's last reply.
-        if let Some(last) = events
-            .iter()
-            .rfind(|e| e.role == "server" && e.ev == "reply")
-        {
-            trigger_ns = last.t_ns;
-        }
-    }
-    events.retain(|e| !e.ev.is_empty());
     let facts = RunFacts {
-        events,
+        events: read_events(&l.log),
         host_pid,
         host_tree,
         parent_outlived_host,
@@ -291,10 +276,35 @@ fn one_run(
         walk_window_s: WALK_WINDOW.as_secs_f64(),
     };
     if run.failure.is_none() {
-        run.reading = Some(analyze::read_run(&facts));
+        run.reading = Some(analyze::read_run(&timed(facts, path)));
     }
     let kept = clean_up(&mut l, &left, &recorder_pids, home);
     Ok((run, kept))
+}
+
+/// The host as it was when the server started (a Node wrapper's native binary is the host
+/// too), the recorder aside.
+fn host_tree(host_pid: i32, recorder_pids: &[i32]) -> Vec<i32> {
+    crate::os::procfs::descendants(host_pid)
+        .into_iter()
+        .map(|p| p.pid)
+        .filter(|p| !recorder_pids.contains(p))
+        .collect()
+}
+
+/// A one-shot command's quit is its own: timed from the server's last reply.
+fn timed(mut f: RunFacts, path: &QuitPath) -> RunFacts {
+    if matches!(path.drive, Drive::OneShot(_)) {
+        if let Some(last) = f
+            .events
+            .iter()
+            .rfind(|e| e.role == Role::Server && e.ev == Ev::Reply)
+        {
+            f.trigger_ns = last.t_ns;
+        }
+    }
+    f.events.retain(|e| e.ev != Ev::Unknown);
+    f
 }
 
 /// Kills what the run left, by pid, but a daemon that detached itself (leads a session of
@@ -425,7 +435,15 @@ pub fn summary(run: &Run) -> String {
     let mut parts: Vec<String> = r
         .deliveries
         .iter()
-        .map(|d| format!("{}→{} @{:.0}ms ({})", d.action, d.to, d.at_ms, d.from))
+        .map(|d| {
+            format!(
+                "{}→{} @{:.0}ms ({})",
+                d.action,
+                word(&d.to),
+                d.at_ms,
+                d.from
+            )
+        })
         .collect();
     if let Some(w) = &r.walked_away {
         parts.push(format!("walked away: {w}"));
@@ -435,8 +453,8 @@ pub fn summary(run: &Run) -> String {
     }
     format!(
         "[{} {} {}] {}",
-        r.plumbing.stdio,
-        r.plumbing.group,
+        word(&r.plumbing.stdio),
+        word(&r.plumbing.group),
         r.plumbing.via,
         parts.join(", ")
     )

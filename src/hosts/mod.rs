@@ -2,7 +2,7 @@
 //! through every quit path with the recorder as their server, and their ladders written as
 //! `basis = "measured"` profiles. [`catalogue`] names the hosts and paths, [`install`] puts
 //! a release in the cache, [`measure`] drives it, [`analyze`] reads what the recorder saw
-//! (pure), [`emit`] writes profiles and the history view (pure), [`standin`] is the
+//! (pure) into the typed vocabulary of [`reading`], [`emit`] writes profiles and the history view (pure), [`standin`] is the
 //! loopback model API.
 
 pub mod analyze;
@@ -10,6 +10,7 @@ pub mod catalogue;
 pub mod emit;
 pub mod install;
 pub mod measure;
+pub mod reading;
 pub mod realhost;
 pub mod standin;
 mod start;

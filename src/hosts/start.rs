@@ -132,36 +132,7 @@ pub(super) fn launch_in(
         std::fs::create_dir_all(d).map_err(|e| HostError::io(d, e))?;
     }
     let mut env: BTreeMap<String, OsString> = BTreeMap::new();
-    let command: Vec<String> = match server {
-        // In the user's directory (the host runs in its own), a relative path in the command
-        // meaning what it meant where it was typed; `exec` leaves the command itself as the
-        // host's child, with the host's own pipes, no shell between.
-        ConfiguredServer::Command(cmd) => {
-            let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-            let mut c: Vec<String> = ["/bin/sh", "-c", "cd \"$0\" && exec \"$@\""]
-                .map(String::from)
-                .to_vec();
-            c.push(cwd.display().to_string());
-            c.extend(cmd.iter().cloned());
-            c
-        }
-        ConfiguredServer::Recorder(helper) => {
-            env.insert(
-                crate::os::recorder::LIFETIME_ENV.into(),
-                OsString::from("90"),
-            );
-            env.insert(
-                crate::os::recorder::LOG_ENV.into(),
-                log.clone().into_os_string(),
-            );
-            vec![
-                helper.display().to_string(),
-                "__recorder".into(),
-                "--log".into(),
-                log.display().to_string(),
-            ]
-        }
-    };
+    let command = server_command(server, &log, &mut env);
     let setup = spec.setup(&home, &cwd, &command, &api.base_url());
     write_files(&setup.files)?;
     env.extend(setup.env.into_iter().map(|(k, v)| (k, OsString::from(v))));
@@ -192,4 +163,43 @@ pub(super) fn launch_in(
         log,
         dir: None,
     })
+}
+
+/// The command the host is configured to run as its server, and the environment the
+/// recorder needs.
+fn server_command(
+    server: ConfiguredServer,
+    log: &Path,
+    env: &mut BTreeMap<String, OsString>,
+) -> Vec<String> {
+    match server {
+        // In the user's directory (the host runs in its own), a relative path in the command
+        // meaning what it meant where it was typed; `exec` leaves the command itself as the
+        // host's child, with the host's own pipes, no shell between.
+        ConfiguredServer::Command(cmd) => {
+            let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+            let mut c: Vec<String> = ["/bin/sh", "-c", "cd \"$0\" && exec \"$@\""]
+                .map(String::from)
+                .to_vec();
+            c.push(cwd.display().to_string());
+            c.extend(cmd.iter().cloned());
+            c
+        }
+        ConfiguredServer::Recorder(helper) => {
+            env.insert(
+                crate::os::recorder::LIFETIME_ENV.into(),
+                OsString::from("90"),
+            );
+            env.insert(
+                crate::os::recorder::LOG_ENV.into(),
+                log.as_os_str().to_os_string(),
+            );
+            vec![
+                helper.display().to_string(),
+                "__recorder".into(),
+                "--log".into(),
+                log.display().to_string(),
+            ]
+        }
+    }
 }

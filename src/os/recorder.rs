@@ -1,12 +1,11 @@
 //! `mcp-shutdown __recorder`: an MCP stdio server that never exits on its own and logs, as
-//! JSON lines on CLOCK_MONOTONIC, everything a host does to it (the Rust twin of
-//! `fixtures/recorder/recorder.py`, shipped inside the binary so `host measure` needs
-//! nothing else).
+//! JSON lines on CLOCK_MONOTONIC, everything a host or client does to it (shipped inside the
+//! binary, so `host measure` and the client-ladder test need nothing else).
 //!
 //! Events (`ev`): `start` (pid, ppid, pgid, sid, fd kinds, controlling terminal, the
 //! parent's command and whether it is a shell), `tree` (child and grandchild pids),
 //! `message`/`reply`, `stdin_eof`, `stdout_unwritable`, `signal` (signo, name, si_pid,
-//! si_code, the sender's command), `reparented` (the parent changed: the host walked away
+//! si_code, the sender's command, how long the logging thread waited for a CPU), `reparented` (the parent changed: the host walked away
 //! or died), `lifetime` (about to `_exit(124)`). SIGKILL cannot be logged: the measuring
 //! side sees it as death by pidfd.
 //!
@@ -120,9 +119,29 @@ fn watched_set() -> SigSet {
     set
 }
 
+/// This thread's time runnable but waiting for a CPU so far (schedstat's run delay).
+fn queued_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The signal thread runs real-time (it only blocks and writes a line), so a signal is
+/// logged before a SIGKILL sent a few ms later; `queued_ns` says how long it still waited
+/// for a CPU: under load a signal is logged late, and was sent at least that long before.
 fn start_signal_thread(log: Arc<Log>) -> std::io::Result<()> {
     let sfd = SignalFd::with_flags(&watched_set(), SfdFlags::SFD_CLOEXEC)?;
-    std::thread::spawn(move || loop {
+    std::thread::spawn(move || {
+        super::sched::realtime_this_thread();
+        signal_loop(&sfd, &log)
+    });
+    Ok(())
+}
+
+fn signal_loop(sfd: &SignalFd, log: &Log) -> ! {
+    loop {
+        let before = queued_ns();
         match sfd.read_signal() {
             Ok(Some(info)) => {
                 let name = Signal::try_from(info.ssi_signo as i32)
@@ -133,14 +152,14 @@ fn start_signal_thread(log: Arc<Log>) -> std::io::Result<()> {
                     "signal",
                     json!({"signo": info.ssi_signo, "name": name, "si_pid": sender,
                            "si_uid": info.ssi_uid, "si_code": info.ssi_code,
-                           "sender_comm": comm(sender)}),
+                           "sender_comm": comm(sender),
+                           "queued_ns": queued_ns().saturating_sub(before)}),
                 );
             }
             Ok(None) => {}
             Err(_) => std::thread::sleep(Duration::from_millis(10)),
         }
-    });
-    Ok(())
+    }
 }
 
 fn start_lifetime_thread(log: Arc<Log>) {

@@ -2,10 +2,10 @@
 //!
 //! Each fixture under `fixtures/clients/<sdk>-<version>/` is a tiny program that connects to
 //! a server with its SDK's own stdio client transport and closes it the SDK's way. Here it
-//! runs against the recorder (`fixtures/recorder/recorder.py`, a server that ignores EOF and
-//! every catchable signal and logs what reaches it, its process group and its whole tree),
-//! through `scripts/measure-client-ladders.py`, which turns the recorder's log into the
-//! ladder the client followed. That ladder must be the one of the profile named in the
+//! runs against the recorder (`mcp-shutdown __recorder`, a server that ignores EOF and every
+//! catchable signal and logs what reaches it, its process group and its whole tree), whose
+//! log the analyser of `host measure` (`hosts::analyze`) turns into the ladder the client
+//! followed ([`run`]). That ladder must be the one of the profile named in the
 //! fixture's `client.toml`: the same actions to the same targets, in the profile's order or
 //! in one its declared `races` allow, and no wait shorter than the profile's (the waits are
 //! the clients' own timers, which never fire early; how much later they fire depends on the
@@ -15,16 +15,17 @@
 //! what is under test, the file is.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+use mcp_shutdown_conformance::internals::hosts::reading::word;
 use mcp_shutdown_conformance::internals::setup;
 use mcp_shutdown_conformance::manifest;
 use rstest::rstest;
-use serde_json::Value;
+
+mod run;
 
 /// A client's timer never fires early, so each action comes at least the sum of the
-/// profile's waits before it after close start, less this much: the client stamps "close start" just before it calls close(), and the
-/// script rounds to 0.1 ms. There is no upper bound: a loaded machine can delay any step by
+/// profile's waits before it after close start, less this much: the client stamps "close
+/// start" just before it calls close(). There is no upper bound: a loaded machine can delay any step by
 /// any amount, so a longer gap says nothing about the client (tests judge behaviour, not
 /// machine speed); what is judged is which actions come, to which targets, in which of the
 /// orders the profile allows, whether close() returns, and that no timer fired early.
@@ -55,8 +56,6 @@ enum LadderError {
     },
     #[error("{path}: {what}")]
     Shape { path: String, what: String },
-    #[error("measuring {client}: {what}")]
-    Measure { client: String, what: String },
 }
 
 /// One action of a ladder and how long after the previous action (or close start) it came.
@@ -191,46 +190,24 @@ fn profile_ladder(doc: &toml::Value, id: &str, path: &Path) -> Result<Ladder, La
     })
 }
 
-/// The ladder of one client row of the measuring script's JSON.
-fn measured_ladder(row: &Value) -> Result<Ladder, String> {
-    if let Some(e) = row.get("error").and_then(Value::as_str) {
-        return Err(e.to_string());
-    }
-    let steps = row
-        .get("steps")
-        .and_then(Value::as_array)
-        .ok_or("no steps in the measurement")?;
+/// The ladder of one client's run, as the analyser read it.
+fn measured_ladder(o: &run::Observed) -> Ladder {
     let mut actions = Vec::new();
     let mut last = 0.0;
-    for s in steps {
-        let act = s
-            .get("do")
-            .and_then(Value::as_str)
-            .ok_or("a step has no do")?;
-        let at = s
-            .get("at_ms")
-            .and_then(Value::as_f64)
-            .ok_or("a step has no at_ms")?;
-        if act == "nothing" {
-            continue;
-        }
-        let to = s.get("to").and_then(Value::as_str).unwrap_or("process");
+    for d in &o.reading.deliveries {
         actions.push(Action {
-            act: act.to_string(),
-            to: to.to_string(),
-            gap_ms: (at - last).max(0.0),
+            act: d.action.to_string(),
+            to: word(&d.to),
+            // Deliveries at once are put in a fixed order: never a negative gap.
+            gap_ms: (d.at_ms - last).max(0.0),
         });
-        last = at;
+        last = d.at_ms;
     }
-    let unbounded = row
-        .get("unbounded")
-        .and_then(Value::as_bool)
-        .ok_or("no unbounded flag")?;
-    Ok(Ladder {
+    Ladder {
         actions,
-        unbounded,
+        unbounded: o.unbounded,
         races: Vec::new(),
-    })
+    }
 }
 
 /// Every order of its actions the profile allows, each action with the least gap before
@@ -369,6 +346,8 @@ fn strings(v: Option<&toml::Value>) -> Vec<String> {
 
 struct Client {
     profile: String,
+    /// argv before the server command.
+    command: Vec<String>,
     setup: manifest::Setup,
 }
 
@@ -390,6 +369,7 @@ fn client(name: &str) -> Result<Client, LadderError> {
     }
     Ok(Client {
         profile,
+        command: strings(doc.get("command")),
         setup: manifest::Setup {
             command,
             cwd: dir,
@@ -398,36 +378,6 @@ fn client(name: &str) -> Result<Client, LadderError> {
             requires: strings(s.get("requires")),
         },
     })
-}
-
-/// Runs the measuring script on one client (already set up) and returns its JSON row.
-fn measure(name: &str) -> Result<Value, LadderError> {
-    let err = |what: String| LadderError::Measure {
-        client: name.to_string(),
-        what,
-    };
-    let script = root().join("scripts/measure-client-ladders.py");
-    let out = Command::new("python3")
-        .arg(&script)
-        .args(["--no-setup", "--json", "-", name])
-        .current_dir(root())
-        .output()
-        .map_err(|e| err(format!("cannot run python3 {}: {e}", script.display())))?;
-    if !out.status.success() {
-        return Err(err(format!(
-            "{} exited with {}: {}",
-            script.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        )));
-    }
-    let doc: Value = serde_json::from_slice(&out.stdout)
-        .map_err(|e| err(format!("{} printed no JSON: {e}", script.display())))?;
-    doc["clients"]
-        .as_array()
-        .and_then(|rows| rows.first())
-        .cloned()
-        .ok_or_else(|| err("no result row".to_string()))
 }
 
 /// Every client fixture: the directories of `fixtures/clients` with a `client.toml`, the same
@@ -463,9 +413,11 @@ fn real_client_follows_its_profile(#[files("fixtures/clients/*/client.toml")] to
     setup::ensure(&c.setup).unwrap_or_else(|e| panic!("{name}: {e}"));
     let profiles_path = profiles_path();
     let doc = read_toml(&profiles_path).unwrap_or_else(|e| panic!("{e}"));
-    let row = measure(name).unwrap_or_else(|e| panic!("{e}"));
-    let measured = measured_ladder(&row)
-        .unwrap_or_else(|e| panic!("{name}: the measurement failed: {e}\n{row:#}"));
+    let dir = root().join("fixtures/clients").join(name);
+    let observed = run::measure(&dir, &c.command)
+        .unwrap_or_else(|e| panic!("{name}: the measurement failed: {e}"));
+    let measured = measured_ladder(&observed);
+    let row = format!("{:?}", observed.reading.deliveries);
     let profile = profile_ladder(&doc, &c.profile, &profiles_path).unwrap_or_else(|e| {
         panic!(
             "{name}: {e}\n  measured: {}\n  measurement: {row}",
@@ -585,33 +537,69 @@ fn profiles_become_gaps_between_actions() {
     );
 }
 
+/// A recorder log line at `t_ms`.
+fn line(t_ms: f64, role: &str, pid: i32, ev: &str, extra: &str) -> String {
+    format!(
+        "{{\"t_ns\":{},\"role\":\"{role}\",\"pid\":{pid},\"ev\":\"{ev}\"{extra}}}",
+        (t_ms * 1e6) as u64
+    )
+}
+
 #[test]
 fn measurements_become_gaps_between_actions() {
-    let row = serde_json::json!({
-        "steps": [
-            {"do": "nothing", "to": "process", "at_ms": 0.0},
-            {"do": "sigterm", "to": "process", "at_ms": 140.0},
-            {"do": "close-stdin", "to": "process", "at_ms": 139.8},
-        ],
-        "unbounded": false,
-    });
+    let ms = |t: f64| (t * 1e6) as u64;
+    let term = ",\"signo\":15,\"name\":\"SIGTERM\",\"si_pid\":5";
+    let log = [
+        line(
+            1.0,
+            "server",
+            10,
+            "start",
+            ",\"ppid\":5,\"pgid\":10,\"sid\":3",
+        ),
+        line(2.0, "server", 10, "tree", ",\"child\":11,\"grandchild\":12"),
+        line(1139.8, "server", 10, "stdin_eof", ""),
+        line(1140.0, "server", 10, "signal", term),
+        // the child took the SIGTERM too: it went to the group
+        line(1141.0, "child", 11, "signal", term),
+        // the client's read end of stdout: not a step
+        line(1150.0, "server", 10, "stdout_unwritable", ""),
+        // after the release: the client's exit, not its ladder
+        line(9000.0, "server", 10, "signal", ",\"signo\":2,\"si_pid\":5"),
+    ]
+    .join("\n");
+    let events = mcp_shutdown_conformance::internals::hosts::analyze::parse_log(&log);
+    let window = run::Window {
+        close_start: ms(1000.0),
+        release: ms(5000.0),
+        ..Default::default()
+    };
+    let deaths = run::Deaths {
+        server: Some(ms(3140.0)),
+        child: Some(ms(3141.0)),
+        grandchild: None,
+    };
     assert_eq!(
-        measured_ladder(&row).unwrap(),
+        measured_ladder(&run::observed(&events, &window, deaths, 5)),
         Ladder {
             actions: vec![
-                act("sigterm", "process", 140.0),
-                // reordered as one instant by the script: never a negative gap
-                act("close-stdin", "process", 0.0)
+                act("sigterm", "group", 140.0),
+                // put after the signal as one instant: never a negative gap
+                act("close-stdin", "process", 0.0),
+                // an unlogged death is a SIGKILL; the child died with it
+                act("sigkill", "group", 2000.2),
             ],
             unbounded: false,
             races: vec![]
         }
     );
-    let failed = serde_json::json!({"error": "no close start within 90 s"});
-    assert_eq!(
-        measured_ladder(&failed).unwrap_err(),
-        "no close start within 90 s"
-    );
+    // close() never returned, the bound ran out and the server lived on.
+    let window = run::Window {
+        bound_hit: true,
+        ..window
+    };
+    let alive = run::observed(&events, &window, run::Deaths::default(), 5);
+    assert!(measured_ladder(&alive).unbounded);
 }
 
 #[test]

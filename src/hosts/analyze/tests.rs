@@ -2,6 +2,11 @@
 use super::*;
 use crate::model::Spread;
 
+const INT: ActionKind = ActionKind::Signal(SignalName::Int);
+const TERM: ActionKind = ActionKind::Signal(SignalName::Term);
+const KILL: ActionKind = ActionKind::Signal(SignalName::Kill);
+const EOF: ActionKind = ActionKind::CloseStdin;
+
 fn line(t_ms: u64, role: &str, pid: i32, ev: &str, extra: &str) -> String {
     format!(
         "{{\"t_ns\":{},\"role\":\"{role}\",\"pid\":{pid},\"ev\":\"{ev}\"{extra}}}",
@@ -53,14 +58,14 @@ fn a_signal_the_child_also_gets_went_to_the_group_and_an_unlogged_death_is_a_sig
     assert_eq!(
         shape(&r),
         [
-            ("sigint".into(), "group".into()),
-            ("sigterm".into(), "process".into()),
-            ("sigkill".into(), "process".into())
+            (INT, Target::Group),
+            (TERM, Target::Process),
+            (KILL, Target::Process)
         ]
     );
-    assert_eq!(r.plumbing.stdio, "socketpair");
-    assert_eq!(r.plumbing.group, "host");
-    assert_eq!(r.plumbing.via, "direct");
+    assert_eq!(r.plumbing.stdio, HostStdio::Socketpair);
+    assert_eq!(r.plumbing.group, GroupKind::Host);
+    assert_eq!(r.plumbing.via, HostVia::Direct);
     assert!(r.walked_away.is_none());
     assert_eq!(r.deliveries[0].at_ms, 50.0);
 }
@@ -90,15 +95,12 @@ fn a_signal_the_server_was_killed_before_taking_counts_as_reaching_it() {
     let killed = read_run(&facts(false, 153));
     assert_eq!(
         shape(&killed),
-        [
-            ("sigterm".into(), "tree".into()),
-            ("sigkill".into(), "process".into())
-        ]
+        [(TERM, Target::Tree), (KILL, Target::Process)]
     );
     assert!(killed.deliveries[0].unseen_at_server);
     // A server that lived on past the signal without logging it was not sent it.
     let spared = read_run(&facts(true, 900));
-    assert_eq!(spared.deliveries[0].to, "children");
+    assert_eq!(spared.deliveries[0].to, Target::Children);
     assert!(!spared.deliveries[0].unseen_at_server);
 }
 
@@ -120,13 +122,7 @@ fn a_signal_sent_one_process_at_a_time_the_server_last_is_one_walk_of_the_tree()
         ..Default::default()
     };
     let r = read_run(&facts);
-    assert_eq!(
-        shape(&r),
-        [
-            ("sigterm".into(), "tree".into()),
-            ("sigkill".into(), "process".into())
-        ]
-    );
+    assert_eq!(shape(&r), [(TERM, Target::Tree), (KILL, Target::Process)]);
     assert_eq!(r.deliveries[0].at_ms, 160.0);
     assert_eq!(r.deliveries[0].walk_ms, Some(60.0));
 }
@@ -156,10 +152,7 @@ fn a_death_comes_after_what_the_server_logged_at_once_before_it() {
     let r = read_run(&facts);
     assert_eq!(
         shape(&r),
-        [
-            ("sigterm".into(), "process".into()),
-            ("sigkill".into(), "process".into())
-        ]
+        [(TERM, Target::Process), (KILL, Target::Process)]
     );
 }
 
@@ -179,9 +172,12 @@ fn a_server_under_another_parent_that_lives_on_was_kept_by_a_daemon() {
         ..Default::default()
     };
     let r = read_run(&facts);
-    assert_eq!(r.plumbing.via, "daemon:codex");
-    assert_eq!(r.plumbing.group, "own");
-    assert!(r.walked_away.unwrap().contains("daemon"));
+    assert_eq!(r.plumbing.via, HostVia::Daemon("codex".into()));
+    assert_eq!(r.plumbing.group, GroupKind::Own);
+    assert!(matches!(
+        r.walked_away,
+        Some(WalkedAway::KeptByDaemon { .. })
+    ));
 }
 
 #[test]
@@ -216,13 +212,7 @@ fn a_walk_faster_than_one_signal_is_told_by_its_senders() {
         ..Default::default()
     };
     let r = read_run(&facts);
-    assert_eq!(
-        shape(&r),
-        [
-            ("sigterm".into(), "tree".into()),
-            ("sigkill".into(), "process".into())
-        ]
-    );
+    assert_eq!(shape(&r), [(TERM, Target::Tree), (KILL, Target::Process)]);
     assert_eq!(r.deliveries[0].walk_ms, Some(10.0));
     assert!(!r.deliveries[0].unseen_at_server);
 }
@@ -251,16 +241,16 @@ fn a_walk_slowed_by_load_is_still_one_walk_but_not_across_another_step() {
         })
     };
     let walk = run(false);
-    assert_eq!(walk.deliveries[0].to, "tree");
+    assert_eq!(walk.deliveries[0].to, Target::Tree);
     assert_eq!(walk.deliveries[0].walk_ms, Some(520.0));
     let steps = run(true);
     assert_eq!(
         shape(&steps),
         [
-            ("sigterm".into(), "children".into()),
-            ("close-stdin".into(), "process".into()),
-            ("sigterm".into(), "process".into()),
-            ("sigkill".into(), "process".into())
+            (TERM, Target::Children),
+            (EOF, Target::Process),
+            (TERM, Target::Process),
+            (KILL, Target::Process)
         ]
     );
 }
@@ -281,12 +271,6 @@ fn a_child_that_waited_for_a_cpu_widens_the_window_by_its_wait() {
         server_death_ns: Some(253_000_000),
         ..Default::default()
     });
-    assert_eq!(
-        shape(&r),
-        [
-            ("sigterm".into(), "group".into()),
-            ("sigkill".into(), "process".into())
-        ]
-    );
+    assert_eq!(shape(&r), [(TERM, Target::Group), (KILL, Target::Process)]);
     assert_eq!(r.deliveries[0].at_ms, 253.0);
 }

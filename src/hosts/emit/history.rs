@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use super::summarise;
 use crate::hosts::measure::{Measurement, PathRuns};
+use crate::hosts::reading::word;
 
 /// One path of one release: plumbing, steps with their median waits, walking away.
 fn cell(p: &PathRuns) -> String {
@@ -17,14 +18,14 @@ fn cell(p: &PathRuns) -> String {
         .iter()
         .enumerate()
         .map(|(i, (a, t))| match l.waits.get(i) {
-            Some((_, s)) => format!("{a}→{t} {:.0}ms", s.median_ms),
-            None => format!("{a}→{t}"),
+            Some((_, s)) => format!("{a}→{} {:.0}ms", word(t), s.median_ms),
+            None => format!("{a}→{}", word(t)),
         })
         .collect();
     let mut c = format!(
         "[{} {} {}] {}",
-        l.plumbing.stdio,
-        l.plumbing.group,
+        word(&l.plumbing.stdio),
+        word(&l.plumbing.group),
         l.plumbing.via,
         if steps.is_empty() {
             "nothing".into()

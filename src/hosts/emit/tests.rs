@@ -1,31 +1,32 @@
 //! `emit`'s tests.
 use super::*;
-use crate::hosts::analyze::{HostAction, HostPlumbing, RunReading};
+use crate::hosts::analyze::{HostAction, HostPlumbing, HostStdio, RunReading};
 use crate::hosts::measure::{Measurement, PathRuns, Run};
+use crate::model::GroupKind;
 
 fn run(actions: &[(&str, f64)], ctty: bool, walked: bool) -> Run {
     Run {
         reading: Some(RunReading {
             started: true,
             plumbing: HostPlumbing {
-                stdio: "socketpair".into(),
-                group: "host".into(),
-                via: "direct".into(),
+                stdio: HostStdio::Socketpair,
+                group: GroupKind::Host,
+                via: HostVia::Direct,
                 ctty,
             },
             deliveries: actions
                 .iter()
                 .map(|(a, t)| HostAction {
-                    action: (*a).into(),
-                    to: "process".into(),
-                    from: "host".into(),
+                    action: a.parse().unwrap(),
+                    to: Target::Process,
+                    from: SentBy::Host,
                     at_ms: *t,
                     unseen_at_server: false,
                     walk_ms: None,
                 })
                 .collect(),
             host_exit_ms: Some(1.0),
-            walked_away: walked.then(|| "alive 3 s after the host exited".into()),
+            walked_away: walked.then_some(WalkedAway::Alive { alive_s: 3.0 }),
         }),
         failure: None,
         daemons: Vec::new(),
@@ -40,7 +41,7 @@ fn the_shape_most_runs_show_names_the_path_and_a_signal_to_the_children_alone_is
         false,
     );
     if let Some(r) = ladder.reading.as_mut() {
-        r.deliveries[0].to = "children".into();
+        r.deliveries[0].to = Target::Children;
     }
     let odd = run(
         &[("close-stdin", 2.0), ("stdout-closed", 900.0)],
@@ -132,12 +133,8 @@ fn pipes_the_host_s_death_closed_are_one_close_pipes_however_late_the_recorder_w
         true,
     );
     let merged = merge_pipes(late.reading.as_ref().unwrap());
-    let actions: Vec<_> = merged
-        .deliveries
-        .iter()
-        .map(|d| d.action.as_str())
-        .collect();
-    assert_eq!(actions, ["close-pipes"]);
+    let actions: Vec<_> = merged.deliveries.iter().map(|d| d.action).collect();
+    assert_eq!(actions, [ActionKind::ClosePipes]);
     assert_eq!(merged.deliveries[0].at_ms, 11.0);
     // A host alive when it closed stdin closed it on purpose, whatever came after.
     let mut alive = run(
@@ -147,8 +144,8 @@ fn pipes_the_host_s_death_closed_are_one_close_pipes_however_late_the_recorder_w
     );
     alive.reading.as_mut().unwrap().host_exit_ms = Some(2000.0);
     let kept = merge_pipes(alive.reading.as_ref().unwrap());
-    let actions: Vec<_> = kept.deliveries.iter().map(|d| d.action.as_str()).collect();
-    assert_eq!(actions, ["close-stdin", "stdout-closed"]);
+    let actions: Vec<_> = kept.deliveries.iter().map(|d| d.action).collect();
+    assert_eq!(actions, [ActionKind::CloseStdin, ActionKind::StdoutClosed]);
 }
 
 #[test]
@@ -160,7 +157,7 @@ fn a_daemon_that_adopts_the_server_gets_a_daemon_up_profile_and_one_that_does_no
     ];
     let mut adopted = run(&[], true, true);
     if let Some(r) = adopted.reading.as_mut() {
-        r.plumbing.via = "daemon:cline".into();
+        r.plumbing.via = HostVia::Daemon("cline".into());
     }
     let path = |trigger: &str, daemon_up: bool, runs: Vec<Run>| PathRuns {
         trigger: trigger.into(),

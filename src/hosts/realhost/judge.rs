@@ -5,6 +5,7 @@
 use super::place::{ladder_offset_ms, observation, profile_for, scenario_of, untimed};
 use super::RealRun;
 use crate::config::manifest::Manifest;
+use crate::config::profiles::Profile;
 use crate::config::scenarios::{build_with, PlumbingOverride};
 use crate::harness::Harness;
 use crate::hosts::catalogue::HostSpec;
@@ -80,6 +81,22 @@ pub struct JudgedPaths {
     pub unjudged: Vec<String>,
 }
 
+/// What a report says of the run: the host, its release, the quit, the signals traced.
+fn about(spec: &HostSpec, version: &str, run: &RealRun, profile: &Profile) -> RealHostRun {
+    RealHostRun {
+        host: spec.id.into(),
+        package: spec.package.into(),
+        version: version.into(),
+        trigger: run.trigger.clone(),
+        ladder_measured_on: profile
+            .measured
+            .as_ref()
+            .map_or_else(String::new, |m| m.version.clone()),
+        untimed: untimed(run, profile),
+        signals: run.signals.clone(),
+    }
+}
+
 pub fn judge(
     harness: &Harness,
     spec: &HostSpec,
@@ -111,18 +128,7 @@ pub fn judge(
         ) else {
             continue;
         };
-        let about = RealHostRun {
-            host: spec.id.into(),
-            package: spec.package.into(),
-            version: version.into(),
-            trigger: run.trigger.clone(),
-            ladder_measured_on: profile
-                .measured
-                .as_ref()
-                .map_or_else(String::new, |m| m.version.clone()),
-            untimed: untimed(run, profile),
-            signals: run.signals.clone(),
-        };
+        let about = about(spec, version, run, profile);
         let name = format!("{}.{}", server.name, run.trigger);
         let offset = ladder_offset_ms(profile);
         let mut o = observation(&name, run, &scenario, offset, about.clone());

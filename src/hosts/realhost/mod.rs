@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::catalogue::{Drive, HostSpec, QuitPath};
+use super::catalogue::{Drive, HostSpec, QuitPath, TuiQuit};
 use super::measure::{quit_tui, wait_quiet, QUIT_LIMIT, START_LIMIT, WALK_WINDOW};
 use super::standin::StandIn;
 use super::start::{launch, screen_line, stalled, ConfiguredServer};
@@ -51,6 +51,14 @@ pub enum Failure {
 }
 
 impl Failure {
+    fn did_not_quit(limit: Duration, host: &HostProc) -> Self {
+        Failure::HostDidNotQuit(format!(
+            "the real host did not quit within {} s: screen {:?}",
+            limit.as_secs(),
+            screen_line(&host.screen_text())
+        ))
+    }
+
     /// Whose it is: the server's only when it ended itself before the session did.
     fn error(&self) -> CaseError {
         let (kind, message) = match self {
@@ -86,6 +94,57 @@ pub struct RealRun {
     pub failure: Option<Failure>,
     pub wall_ms: f64,
     pub load_avg: Option<f64>,
+}
+
+impl RealRun {
+    fn new(trigger: &str, one_shot: bool) -> Self {
+        RealRun {
+            trigger: trigger.into(),
+            one_shot,
+            exit_ms: None,
+            exited: false,
+            left_running: false,
+            leftovers: Vec::new(),
+            signals: Vec::new(),
+            killed_by: None,
+            untraced: None,
+            failure: None,
+            wall_ms: 0.0,
+            load_avg: None,
+        }
+    }
+
+    /// The server died (at `died`), or was still running when the host exited.
+    fn ended(&mut self, died: Option<u64>, host_exited: bool, t0: u64) {
+        self.exited = died.is_some();
+        if !self.one_shot {
+            self.exit_ms = died.map(|d| (d as f64 - t0 as f64).max(0.0) / 1e6);
+        }
+        self.left_running = died.is_none() && host_exited;
+    }
+
+    /// The signals the trace saw after the quit (`t0`), and the one that ended the server;
+    /// a server that died gets a moment for its end to reach the tracer.
+    fn read_trace(
+        &mut self,
+        trace: crate::os::tracer::SignalTrace,
+        died: bool,
+        t0: u64,
+        host: i32,
+        server: i32,
+    ) {
+        let wait = if died {
+            Duration::from_secs(1)
+        } else {
+            Duration::ZERO
+        };
+        let traced = trace.finish_within(wait);
+        self.signals = signals_after(&traced, t0, host, server);
+        self.killed_by = match traced.exit {
+            Some(crate::model::ExitStatus::Signal(s)) => Some(s),
+            _ => None,
+        };
+    }
 }
 
 /// The server among the run's processes: the whole command line, so the host's own path
@@ -207,20 +266,7 @@ fn one_path(
     let started = Instant::now();
     let mut l = launch(spec, exe, path, ConfiguredServer::Command(command), api)?;
     let one_shot = matches!(path.drive, Drive::OneShot(_));
-    let mut run = RealRun {
-        trigger: path.trigger.into(),
-        one_shot,
-        exit_ms: None,
-        exited: false,
-        left_running: false,
-        leftovers: Vec::new(),
-        signals: Vec::new(),
-        killed_by: None,
-        untraced: None,
-        failure: None,
-        wall_ms: 0.0,
-        load_avg: None,
-    };
+    let mut run = RealRun::new(path.trigger, one_shot);
     let Some(server) = find_server(&l.marker, &l.host, command, START_LIMIT) else {
         run.failure = Some(Failure::NoServer(stalled(&l.host.screen_text(), api)));
         let _ = hostproc::kill_all(&l.marker, &[l.host.pid()]);
@@ -240,60 +286,63 @@ fn one_path(
     let mut tree = Tree::default();
     let mut t0 = crate::os::mono_ns();
     if let Drive::Tui(quit) = path.drive {
-        let until = Instant::now() + SETTLE;
-        while Instant::now() < until {
-            tree.read(server);
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        wait_quiet(l.host.pid(), Duration::ZERO, START_LIMIT);
-        if death.as_ref().is_some_and(|rx| rx.try_recv().is_ok()) {
+        let Some(t) = settle_and_quit(&mut l.host, quit, &mut tree, server, death.as_ref()) else {
             run.failure = Some(Failure::ExitedBeforeQuit);
             let _ = hostproc::kill_all(&l.marker, &[server, l.host.pid()]);
             return Ok(run);
-        }
-        tree.read(server);
+        };
+        t0 = t;
         server_cmdline = cmdline_of(server);
-        // The server gone is the host ending it (its signals are not traced yet).
-        let began = || crate::os::procfs::proc_info(server).is_none_or(|i| i.is_zombie());
-        t0 = quit_tui(&mut l.host, quit, &began);
     }
     let quit_limit = if one_shot { START_LIMIT } else { QUIT_LIMIT };
     let host_exit = await_host_exit(&mut l.host, &mut tree, server, quit_limit);
     if host_exit.is_none() {
-        run.failure = Some(Failure::HostDidNotQuit(format!(
-            "the real host did not quit within {} s: screen {:?}",
-            quit_limit.as_secs(),
-            screen_line(&l.host.screen_text())
-        )));
+        run.failure = Some(Failure::did_not_quit(quit_limit, &l.host));
     }
     let died = death.and_then(|rx| rx.recv_timeout(WALK_WINDOW).ok());
-    run.exited = died.is_some();
-    if !one_shot {
-        run.exit_ms = died.map(|d| (d as f64 - t0 as f64).max(0.0) / 1e6);
-    }
-    run.left_running = died.is_none() && host_exit.is_some();
+    run.ended(died, host_exit.is_some(), t0);
     if let Some(trace) = trace {
-        let traced = trace.finish_within(if died.is_some() {
-            Duration::from_secs(1)
-        } else {
-            Duration::ZERO
-        });
-        run.signals = signals_after(&traced, t0, l.host.pid(), server);
-        run.killed_by = match traced.exit {
-            Some(crate::model::ExitStatus::Signal(s)) => Some(s),
-            _ => None,
-        };
+        run.read_trace(trace, died.is_some(), t0, l.host.pid(), server);
     }
     if died.is_some() {
         std::thread::sleep(settle);
         run.leftovers = tree.still_running(server, &server_cmdline);
     }
     run.load_avg = crate::os::procfs::load_avg();
-    let _ = hostproc::kill_all(&l.marker, &[server, l.host.pid()]);
-    let left: Vec<i32> = run.leftovers.iter().map(|x| x.pid).collect();
-    let _ = hostproc::kill_all(&l.marker, &left);
+    kill_left(&l.marker, &[server, l.host.pid()], &run.leftovers);
     run.wall_ms = started.elapsed().as_secs_f64() * 1000.0;
     Ok(run)
+}
+
+/// Kills the run's processes and the server's leftovers, by pid.
+fn kill_left(marker: &str, pids: &[i32], leftovers: &[Leftover]) {
+    let _ = hostproc::kill_all(marker, pids);
+    let left: Vec<i32> = leftovers.iter().map(|x| x.pid).collect();
+    let _ = hostproc::kill_all(marker, &left);
+}
+
+/// Lets a TUI settle (reading the server's tree meanwhile), then quits it: when the quit
+/// was typed; `None` when the server exited first.
+fn settle_and_quit(
+    host: &mut HostProc,
+    quit: TuiQuit,
+    tree: &mut Tree,
+    server: i32,
+    death: Option<&std::sync::mpsc::Receiver<u64>>,
+) -> Option<u64> {
+    let until = Instant::now() + SETTLE;
+    while Instant::now() < until {
+        tree.read(server);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    wait_quiet(host.pid(), Duration::ZERO, START_LIMIT);
+    if death.is_some_and(|rx| rx.try_recv().is_ok()) {
+        return None;
+    }
+    tree.read(server);
+    // The server gone is the host ending it (its signals are not traced yet).
+    let began = || crate::os::procfs::proc_info(server).is_none_or(|i| i.is_zombie());
+    Some(quit_tui(host, quit, &began))
 }
 
 /// Waits up to `limit` for the host to exit, reading the server's tree as it grows (a

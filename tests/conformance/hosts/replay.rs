@@ -11,6 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
+use mcp_shutdown_conformance::internals::hosts::reading::{word, ActionKind};
 use mcp_shutdown_conformance::internals::hosts::{analyze, emit, Measurement};
 use mcp_shutdown_conformance::manifest;
 use mcp_shutdown_conformance::model::Stage;
@@ -97,12 +98,11 @@ fn expected() -> Vec<(String, Expected)> {
                 .shape
                 .iter()
                 .map(|(a, t)| {
-                    let a = if a == "stdout-closed" {
-                        "close-pipes"
-                    } else {
-                        a
+                    let a = match a {
+                        ActionKind::StdoutClosed => ActionKind::ClosePipes,
+                        a => *a,
                     };
-                    (a.to_string(), t.to_string())
+                    (a.to_string(), word(t))
                 })
                 .collect();
             if steps.is_empty() {
@@ -216,6 +216,17 @@ fn drift(p: &toml::Value, e: &Expected) -> Vec<String> {
     out
 }
 
+/// The typed reading writes what it read: a stored measurement's every field survives.
+#[test]
+fn stored_measurements_read_back_as_they_were_written() {
+    for (file, m) in stored() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let as_stored: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let written = serde_json::to_value(&m).unwrap();
+        assert!(written == as_stored, "{file}: reads back otherwise");
+    }
+}
+
 #[test]
 fn every_measured_profile_is_its_stored_measurement() {
     let expected = expected();
@@ -269,12 +280,11 @@ fn replayed(log: &Path) -> Vec<(String, String, f64)> {
     let reading = emit::merge_pipes(&analyze::read_run(&facts));
     let mut out: Vec<(String, String, f64)> = Vec::new();
     for d in reading.deliveries {
-        let act = if d.action == "stdout-closed" {
-            "close-pipes".to_string()
-        } else {
-            d.action
+        let act = match d.action {
+            ActionKind::StdoutClosed => ActionKind::ClosePipes,
+            a => a,
         };
-        out.push((act, d.to, d.at_ms));
+        out.push((act.to_string(), word(&d.to), d.at_ms));
     }
     out
 }
