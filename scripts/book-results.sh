@@ -44,13 +44,7 @@ if $run; then
   "$bin" run --no-baseline --hosts --format json "${hosts[@]}" >"$dir/hosts.json" || true
 fi
 
-# The findings paragraph of each census report (DIR/census.json, and another beside it such
-# as DIR/census-wide.json), named after it, when the script that writes it is there.
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-for census in "$dir"/census.json "$dir"/census-*.json; do
-  [ -s "$census" ] && [ -f scripts/census_findings.py ] || continue
-  python3 scripts/census_findings.py "$census" >"$tmp/$(basename "$census" .json).md"
-done
 # results.md from matrix/profiles/hosts.json; census.md's leaderboard and findings blocks from
-# each census report (census-SUFFIX.json: the -SUFFIX blocks).
-"$bin" report book "$dir" --findings "$tmp"
+# each census report (census-SUFFIX.json: the -SUFFIX blocks; the findings as
+# `report render --format findings` words them).
+"$bin" report book "$dir"
