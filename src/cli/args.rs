@@ -207,7 +207,7 @@ pub enum ReportCmd {
     /// Write the book's tables made from runs between their marker comments: results.md from
     /// DIR/matrix.json, profiles.json and hosts.json; census.md's leaderboard and findings
     /// blocks from DIR/census.json and each DIR/census-SUFFIX.json
-    /// (`scripts/book-results.sh` makes them).
+    /// (`scripts/book/results.sh` makes them).
     Book {
         #[arg(value_name = "DIR")]
         from: PathBuf,

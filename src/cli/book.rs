@@ -21,7 +21,7 @@ pub fn write(dir: &Path, pages: &Path) -> Result<(), Error> {
         let [matrix, profiles, hosts] = ["matrix", "profiles", "hosts"].map(report);
         if let Some(missing) = [&matrix, &profiles, &hosts].into_iter().find(|p| !given(p)) {
             return Err(Error::Usage(format!(
-                "report book: {} is missing (scripts/book-results.sh --run makes it)",
+                "report book: {} is missing (scripts/book/results.sh --run makes it)",
                 missing.display()
             )));
         }

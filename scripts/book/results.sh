@@ -2,10 +2,10 @@
 # Writes the book's results tables (docs/book/src/results.md) and the census leaderboard
 # (docs/book/src/census.md) from reports, between their marker comments.
 #
-#   scripts/book-results.sh DIR          from the reports in DIR: matrix.json, profiles.json,
+#   scripts/book/results.sh DIR          from the reports in DIR: matrix.json, profiles.json,
 #                                        hosts.json, and census.json if there is one (a DIR
 #                                        with census.json alone writes the census page only)
-#   scripts/book-results.sh --run DIR    first make matrix/profiles/hosts.json by real runs of
+#   scripts/book/results.sh --run DIR    first make matrix/profiles/hosts.json by real runs of
 #                                        the bundled suite into DIR (long: every fixture, every
 #                                        ending; it also rewrites the bundled baseline), then
 #                                        write the pages from them
@@ -14,10 +14,10 @@
 # see the book's census page). Only the reports are read: the pages can be written again from
 # the same reports at any time, by anyone, with the same result.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 run=false
 if [ "${1:-}" = "--run" ]; then run=true; shift; fi
-dir=${1:?usage: scripts/book-results.sh [--run] DIR}
+dir=${1:?usage: scripts/book/results.sh [--run] DIR}
 mkdir -p "$dir"
 cargo build --release -q
 bin=${CARGO_TARGET_DIR:-target}/release/mcp-shutdown
