@@ -53,6 +53,18 @@ impl Case {
     }
 }
 
+/// One run of a case, where it stands in the run.
+#[derive(Clone, Copy)]
+struct CaseRun<'a> {
+    case: &'a Case,
+    /// Which run of a repeated case this is (1-based), given to the server as
+    /// `MCP_SHUTDOWN_RUN` (a fixture can seed its randomness with it).
+    run: usize,
+    /// Its place in the run's queue for CPU tokens (0 first).
+    rank: usize,
+    progress: &'a Progress,
+}
+
 /// Runs cases. Configured by values; changes no global process state.
 #[derive(Clone, Debug)]
 pub struct Harness {
@@ -295,7 +307,13 @@ impl Harness {
                     s.spawn(|| {
                         while let Some((i, turn)) = next_case(&queue, &gates, cases, &handshakes) {
                             let (case, run) = cases[i];
-                            let r = self.run_deciding(case, run, rank[i], &progress, turn);
+                            let at = CaseRun {
+                                case,
+                                run,
+                                rank: rank[i],
+                                progress: &progress,
+                            };
+                            let r = self.run_deciding(&at, turn);
                             *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
                         }
                     })
@@ -318,23 +336,16 @@ impl Harness {
 
     /// Runs a case, and again while the machine's load decided it (at most
     /// [`MACHINE_BOUND_RETRIES`] more times): the earlier runs' readings go with the result.
-    fn run_deciding(
-        &self,
-        case: &Case,
-        run: usize,
-        rank: usize,
-        progress: &Progress,
-        turn: Turn,
-    ) -> JudgedCase {
-        let mut r = self.run_one_with(case, run, rank, progress, turn);
+    fn run_deciding(&self, at: &CaseRun, turn: Turn) -> JudgedCase {
+        let mut r = self.run_one_with(at, turn);
         let mut before = Vec::new();
         while before.len() < MACHINE_BOUND_RETRIES && !self.interrupted.load(Ordering::SeqCst) {
             let Some(bound) = r.observation.machine_bound.clone() else {
                 break;
             };
             before.push(bound);
-            progress.run_again();
-            r = self.run_one_with(case, run, rank, progress, Turn::Go(None));
+            at.progress.run_again();
+            r = self.run_one_with(at, Turn::Go(None));
         }
         r.observation.machine_bound_before = before;
         r
@@ -342,21 +353,24 @@ impl Harness {
 
     /// Runs one case in a supervisor process and judges it.
     pub fn run_one(&self, case: &Case) -> JudgedCase {
-        self.run_one_with(case, 1, 0, &Progress::new(1, false), Turn::Go(None))
+        let progress = Progress::new(1, false);
+        let at = CaseRun {
+            case,
+            run: 1,
+            rank: 0,
+            progress: &progress,
+        };
+        self.run_one_with(&at, Turn::Go(None))
     }
 
-    /// `run`: which run of a repeated case this is (1-based), given to the server as
-    /// `MCP_SHUTDOWN_RUN` (a fixture can seed its randomness with it).
-    /// `rank`: its place in the run's queue for CPU tokens (0 first).
     /// `turn`: launch it (perhaps as its server's probe), or take the probe's failure.
-    fn run_one_with(
-        &self,
-        case: &Case,
-        run: usize,
-        rank: usize,
-        progress: &Progress,
-        turn: Turn,
-    ) -> JudgedCase {
+    fn run_one_with(&self, at: &CaseRun, turn: Turn) -> JudgedCase {
+        let CaseRun {
+            case,
+            run,
+            rank,
+            progress,
+        } = *at;
         let m = &case.manifest;
         let budgets = self.budgets_for(m);
         let scenario =
