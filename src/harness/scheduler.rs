@@ -263,21 +263,7 @@ impl Harness {
 
     /// Runs cases once each, results in input order.
     fn run_each(&self, cases: &[(&Case, usize)]) -> Vec<JudgedCase> {
-        let mut order: Vec<usize> = (0..cases.len()).collect();
-        // Longest first, so the run costs little more than its longest case: the cases known
-        // to wait their ladders out, then by how long their ladders can wait.
-        order.sort_by_key(|&i| {
-            let c = cases[i].0;
-            let b = self.budgets_for(&c.manifest);
-            let full = self
-                .full_waits
-                .contains(&(c.manifest.name.clone(), c.scenario.to_string()));
-            std::cmp::Reverse((
-                full,
-                scenarios::build_with(&c.scenario, &b, &self.profiles, &self.plumbing)
-                    .map_or(0, |s| s.max_wait_ms()),
-            ))
-        });
+        let order = self.longest_first(cases);
         // A case's place in that order is also its place in the queue for CPU tokens: the
         // supervisors all start at once, and the longest must not wait behind short ones.
         let mut rank = vec![0; cases.len()];
@@ -289,23 +275,16 @@ impl Harness {
             cases.iter().map(|_| Mutex::new(None)).collect();
         let progress = Progress::new(cases.len(), self.progress);
         let gates = Gates::default();
-        let handshakes: Vec<bool> = cases
-            .iter()
-            .map(|(c, _)| {
-                scenarios::build_with(
-                    &c.scenario,
-                    &self.budgets_for(&c.manifest),
-                    &self.profiles,
-                    &self.plumbing,
-                )
-                .is_ok_and(|s| !s.stdin_null)
-            })
-            .collect();
+        let handshakes = self.handshakes(cases);
         std::thread::scope(|s| {
             let workers: Vec<_> = (0..self.jobs.min(cases.len()))
                 .map(|_| {
                     s.spawn(|| {
-                        while let Some((i, turn)) = next_case(&queue, &gates, cases, &handshakes) {
+                        let claim = |i: usize| {
+                            let (c, run) = cases[i];
+                            gates.claim(&c.manifest.name, run, &c.scenario, handshakes[i])
+                        };
+                        while let Some((i, turn)) = gate::next_case(&queue, claim) {
                             let (case, run) = cases[i];
                             let at = CaseRun {
                                 case,
@@ -330,6 +309,42 @@ impl Harness {
                 m.into_inner()
                     .unwrap_or_else(|p| p.into_inner())
                     .expect("every case ran")
+            })
+            .collect()
+    }
+
+    /// The cases' indices, longest first, so the run costs little more than its longest
+    /// case: the cases known to wait their ladders out, then by how long their ladders can
+    /// wait.
+    fn longest_first(&self, cases: &[(&Case, usize)]) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..cases.len()).collect();
+        order.sort_by_key(|&i| {
+            let c = cases[i].0;
+            let b = self.budgets_for(&c.manifest);
+            let full = self
+                .full_waits
+                .contains(&(c.manifest.name.clone(), c.scenario.to_string()));
+            std::cmp::Reverse((
+                full,
+                scenarios::build_with(&c.scenario, &b, &self.profiles, &self.plumbing)
+                    .map_or(0, |s| s.max_wait_ms()),
+            ))
+        });
+        order
+    }
+
+    /// Whether each case makes a handshake (a scenario with stdin on /dev/null makes none).
+    fn handshakes(&self, cases: &[(&Case, usize)]) -> Vec<bool> {
+        cases
+            .iter()
+            .map(|(c, _)| {
+                scenarios::build_with(
+                    &c.scenario,
+                    &self.budgets_for(&c.manifest),
+                    &self.profiles,
+                    &self.plumbing,
+                )
+                .is_ok_and(|s| !s.stdin_null)
             })
             .collect()
     }
@@ -525,34 +540,6 @@ fn unbuilt(case: &Case, budgets: Budgets, why: String) -> JudgedCase {
         checks: Vec::new(),
         repeat: None,
         not_testable: None,
-    }
-}
-
-fn next_case<'g>(
-    queue: &Mutex<VecDeque<usize>>,
-    gates: &'g Gates,
-    cases: &[(&Case, usize)],
-    handshakes: &[bool],
-) -> Option<(usize, Turn<'g>)> {
-    loop {
-        {
-            let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
-            if q.is_empty() {
-                return None;
-            }
-            let found = q.iter().enumerate().find_map(|(pos, &i)| {
-                let (c, run) = cases[i];
-                gates
-                    .claim(&c.manifest.name, run, &c.scenario, handshakes[i])
-                    .map(|turn| (pos, i, turn))
-            });
-            if let Some((pos, i, turn)) = found {
-                q.remove(pos);
-                return Some((i, turn));
-            }
-        }
-        // Every case left waits for a probe's handshake (a few, rarely long).
-        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
 
