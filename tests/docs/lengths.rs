@@ -28,8 +28,6 @@ const LONGER_TODAY: &[(&str, usize)] = &[
     ("src/hosts/realhost/mod.rs: one_path", 99),
     ("src/hosts/start.rs: launch_in", 81),
     ("src/kits/install/instances.rs: instances", 66),
-    ("src/kits/install/local.rs: local_source", 62),
-    ("src/kits/install/run.rs: run_step", 62),
     ("src/mcp/handshake.rs: handshake", 66),
     ("src/os/tracer.rs: trace_until_stopped", 78),
     ("src/render/hosts.rs: view", 61),
