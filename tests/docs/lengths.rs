@@ -19,7 +19,6 @@ const LONGER_TODAY: &[(&str, usize)] = &[
     ("src/cli/bisect.rs: run", 68),
     ("src/cli/census.rs: run", 78),
     ("src/cli/host.rs: real_host", 68),
-    ("src/config/profiles.rs: Profiles::parse", 68),
     ("src/harness/setup.rs: ensure", 65),
     ("src/hosts/emit.rs: summarise", 68),
     ("src/hosts/install.rs: ensure", 83),
