@@ -43,7 +43,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/act-action.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 dist=${MCP_SHUTDOWN_DIST_DIR:-$work/dist}
 if ! ls "$dist"/mcp-shutdown-conformance-linux-x64-*.tgz >/dev/null 2>&1; then
-  MCP_SHUTDOWN_DIST_BIN=$bin MCP_SHUTDOWN_DIST_DIR=$dist "$root/scripts/dist-npm.sh" >/dev/null
+  MCP_SHUTDOWN_DIST_BIN=$bin MCP_SHUTDOWN_DIST_DIR=$dist "$root/scripts/dist/npm.sh" >/dev/null
 fi
 packages="$(ls "$dist"/mcp-shutdown-conformance-[0-9]*.tgz) $(ls "$dist"/mcp-shutdown-conformance-linux-x64-*.tgz)"
 

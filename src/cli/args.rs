@@ -205,15 +205,12 @@ pub enum ReportCmd {
         history: Option<PathBuf>,
     },
     /// Write the book's tables made from runs between their marker comments: results.md from
-    /// DIR/matrix.json, profiles.json and hosts.json; census.md's leaderboard blocks from
-    /// DIR/census.json and each DIR/census-SUFFIX.json (`scripts/book-results.sh` makes them).
+    /// DIR/matrix.json, profiles.json and hosts.json; census.md's leaderboard and findings
+    /// blocks from DIR/census.json and each DIR/census-SUFFIX.json
+    /// (`scripts/book/results.sh` makes them).
     Book {
         #[arg(value_name = "DIR")]
         from: PathBuf,
-        /// A folder of census findings paragraphs (Markdown), census.md and
-        /// census-SUFFIX.md, one per census report, for census.md's findings blocks.
-        #[arg(long, value_name = "DIR")]
-        findings: Option<PathBuf>,
         /// The book's source folder.
         #[arg(long, value_name = "DIR", default_value = "docs/book/src")]
         book: PathBuf,

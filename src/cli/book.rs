@@ -12,16 +12,16 @@ use super::load_report as load;
 
 /// Writes results.md from DIR's matrix, profiles and hosts reports (all three; none when DIR
 /// holds census reports alone), and census.md's leaderboard block from each census report:
-/// `census.json` → `leaderboard`, `census-SUFFIX.json` → `leaderboard-SUFFIX`; with
-/// `findings`, a folder of `census[-SUFFIX].md` paragraphs, its `census-findings[-SUFFIX]`.
-pub fn write(dir: &Path, findings: Option<&Path>, pages: &Path) -> Result<(), Error> {
+/// `census.json` → `leaderboard`, `census-SUFFIX.json` → `leaderboard-SUFFIX`, and its
+/// findings (`report render --format findings`) → `census-findings[-SUFFIX]`.
+pub fn write(dir: &Path, pages: &Path) -> Result<(), Error> {
     let report = |name: &str| dir.join(format!("{name}.json"));
     let censuses = censuses(dir)?;
     if given(&report("matrix")) || censuses.is_empty() {
         let [matrix, profiles, hosts] = ["matrix", "profiles", "hosts"].map(report);
         if let Some(missing) = [&matrix, &profiles, &hosts].into_iter().find(|p| !given(p)) {
             return Err(Error::Usage(format!(
-                "report book: {} is missing (scripts/book-results.sh --run makes it)",
+                "report book: {} is missing (scripts/book/results.sh --run makes it)",
                 missing.display()
             )));
         }
@@ -32,13 +32,14 @@ pub fn write(dir: &Path, findings: Option<&Path>, pages: &Path) -> Result<(), Er
     }
     for (suffix, path) in &censuses {
         let census_md = pages.join("census.md");
-        let body = book::leaderboard(&load(path)?);
-        write_block(&census_md, &format!("leaderboard{suffix}"), &body)?;
-        let paragraph = findings.map(|f| f.join(format!("census{suffix}.md")));
-        if let Some(p) = paragraph.filter(|p| given(p)) {
-            let text = std::fs::read_to_string(&p).map_err(Error::io(&p))?;
-            write_block(&census_md, &format!("census-findings{suffix}"), text.trim())?;
-        }
+        let census = load(path)?;
+        write_block(
+            &census_md,
+            &format!("leaderboard{suffix}"),
+            &book::leaderboard(&census),
+        )?;
+        let findings = crate::render::findings::render(&census);
+        write_block(&census_md, &format!("census-findings{suffix}"), &findings)?;
     }
     Ok(())
 }

@@ -346,11 +346,7 @@ fn report(action: ReportCmd) -> Result<ExitCode, Error> {
             println!("{}", merge::merge(reports?)?.to_json());
         }
         ReportCmd::Badges { from, out, hosts } => write_badges(&load_report(&from)?, &out, hosts)?,
-        ReportCmd::Book {
-            from,
-            findings,
-            book,
-        } => book::write(&from, findings.as_deref(), &book)?,
+        ReportCmd::Book { from, book } => book::write(&from, &book)?,
     }
     Ok(ExitCode::from(exit_codes::SUCCESS))
 }

@@ -42,11 +42,21 @@ impl Default for InflightRequest {
     }
 }
 
+/// `inflight = { method, params }`, as a manifest or a kit's shape writes it.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawInflight {
+pub struct RawInflight {
     method: String,
     params: Option<toml::Value>,
+}
+
+impl From<RawInflight> for InflightRequest {
+    fn from(i: RawInflight) -> Self {
+        InflightRequest {
+            method: i.method,
+            params: i.params.and_then(|p| serde_json::to_value(p).ok()),
+        }
+    }
 }
 
 /// How to start the server: everything the process layer needs, already resolved.
@@ -337,13 +347,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Manifest, ManifestError> {
         setup,
         budgets: raw.budgets,
         protocol: raw.protocol,
-        inflight: raw
-            .inflight
-            .map(|i| InflightRequest {
-                method: i.method,
-                params: i.params.and_then(|p| serde_json::to_value(p).ok()),
-            })
-            .unwrap_or_default(),
+        inflight: raw.inflight.map(InflightRequest::from).unwrap_or_default(),
     })
 }
 

@@ -185,56 +185,9 @@ impl Profiles {
             if list[..i].iter().any(|q| q.id == p.id) {
                 return Err(ProfilesError::Duplicate(p.id.clone()));
             }
-            let documented = match p.basis {
-                ProfileBasis::Source => p.source.is_some(),
-                ProfileBasis::Observed => !p.observed.is_empty(),
-                ProfileBasis::Measured => p.measured.is_some(),
-            };
-            if !documented {
-                return Err(ProfilesError::NoBasis(p.id.clone()));
-            }
-            for r in &p.races {
-                let [first, second] = r.between;
-                if !p
-                    .steps
-                    .windows(2)
-                    .any(|w| w[0].action == first && w[1].action == second)
-                {
-                    return Err(ProfilesError::RaceNotAdjacent {
-                        id: p.id.clone(),
-                        first,
-                        second,
-                    });
-                }
-                if r.gap_ms[0] > r.gap_ms[1] {
-                    return Err(ProfilesError::RaceGap(p.id.clone()));
-                }
-            }
+            check(p)?;
         }
-        // An alias replays its target's steps (and waits), nothing else.
-        for i in 0..list.len() {
-            let Some(of) = list[i].alias_of.clone() else {
-                if list[i].steps.is_empty() {
-                    return Err(ProfilesError::NoSteps(list[i].id.clone()));
-                }
-                continue;
-            };
-            let target = list
-                .iter()
-                .find(|q| q.id == of && q.alias_of.is_none() && !q.steps.is_empty())
-                .ok_or_else(|| ProfilesError::BadAlias {
-                    id: list[i].id.clone(),
-                    of: of.clone(),
-                })?;
-            let (steps, races, waits_from) = (
-                target.steps.clone(),
-                target.races.clone(),
-                target.waits_from,
-            );
-            list[i].steps = steps;
-            list[i].races = races;
-            list[i].waits_from = waits_from;
-        }
+        resolve_aliases(&mut list)?;
         let profiles = Self(list);
         if profiles.spec().is_none() {
             return Err(ProfilesError::NoSpec);
@@ -285,6 +238,66 @@ impl Profiles {
     pub fn hosts(&self) -> impl Iterator<Item = &Profile> {
         self.0.iter().filter(|p| p.is_host())
     }
+}
+
+/// A profile says where its ladder comes from, and each race it declares is between two
+/// adjacent steps, with its gaps in order.
+fn check(p: &Profile) -> Result<(), ProfilesError> {
+    let documented = match p.basis {
+        ProfileBasis::Source => p.source.is_some(),
+        ProfileBasis::Observed => !p.observed.is_empty(),
+        ProfileBasis::Measured => p.measured.is_some(),
+    };
+    if !documented {
+        return Err(ProfilesError::NoBasis(p.id.clone()));
+    }
+    for r in &p.races {
+        let [first, second] = r.between;
+        if !p
+            .steps
+            .windows(2)
+            .any(|w| w[0].action == first && w[1].action == second)
+        {
+            return Err(ProfilesError::RaceNotAdjacent {
+                id: p.id.clone(),
+                first,
+                second,
+            });
+        }
+        if r.gap_ms[0] > r.gap_ms[1] {
+            return Err(ProfilesError::RaceGap(p.id.clone()));
+        }
+    }
+    Ok(())
+}
+
+/// An alias replays its target's steps (and waits), nothing else; any other profile has
+/// steps of its own.
+fn resolve_aliases(list: &mut [Profile]) -> Result<(), ProfilesError> {
+    for i in 0..list.len() {
+        let Some(of) = list[i].alias_of.clone() else {
+            if list[i].steps.is_empty() {
+                return Err(ProfilesError::NoSteps(list[i].id.clone()));
+            }
+            continue;
+        };
+        let target = list
+            .iter()
+            .find(|q| q.id == of && q.alias_of.is_none() && !q.steps.is_empty())
+            .ok_or_else(|| ProfilesError::BadAlias {
+                id: list[i].id.clone(),
+                of: of.clone(),
+            })?;
+        let (steps, races, waits_from) = (
+            target.steps.clone(),
+            target.races.clone(),
+            target.waits_from,
+        );
+        list[i].steps = steps;
+        list[i].races = races;
+        list[i].waits_from = waits_from;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! take its cause without launching the server again. One gate per server and run number
 //! (`--repeat` runs differ in the server's environment).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::model::{CaseError, ErrorKind, Observation, ScenarioId};
@@ -116,6 +116,32 @@ impl Probe<'_> {
 impl Drop for Probe<'_> {
     fn drop(&mut self) {
         self.set(State::Open);
+    }
+}
+
+/// The first queued case (by index) that `claim` lets go, taken off the queue with its turn;
+/// `None` once the queue is empty. While every case left waits for a probe's handshake, it
+/// waits too (a few, rarely long).
+pub fn next_case<'g>(
+    queue: &Mutex<VecDeque<usize>>,
+    claim: impl Fn(usize) -> Option<Turn<'g>>,
+) -> Option<(usize, Turn<'g>)> {
+    loop {
+        {
+            let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
+            if q.is_empty() {
+                return None;
+            }
+            let found = q
+                .iter()
+                .enumerate()
+                .find_map(|(pos, &i)| claim(i).map(|turn| (pos, i, turn)));
+            if let Some((pos, i, turn)) = found {
+                q.remove(pos);
+                return Some((i, turn));
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
 

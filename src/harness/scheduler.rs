@@ -53,6 +53,18 @@ impl Case {
     }
 }
 
+/// One run of a case, where it stands in the run.
+#[derive(Clone, Copy)]
+struct CaseRun<'a> {
+    case: &'a Case,
+    /// Which run of a repeated case this is (1-based), given to the server as
+    /// `MCP_SHUTDOWN_RUN` (a fixture can seed its randomness with it).
+    run: usize,
+    /// Its place in the run's queue for CPU tokens (0 first).
+    rank: usize,
+    progress: &'a Progress,
+}
+
 /// Runs cases. Configured by values; changes no global process state.
 #[derive(Clone, Debug)]
 pub struct Harness {
@@ -251,21 +263,7 @@ impl Harness {
 
     /// Runs cases once each, results in input order.
     fn run_each(&self, cases: &[(&Case, usize)]) -> Vec<JudgedCase> {
-        let mut order: Vec<usize> = (0..cases.len()).collect();
-        // Longest first, so the run costs little more than its longest case: the cases known
-        // to wait their ladders out, then by how long their ladders can wait.
-        order.sort_by_key(|&i| {
-            let c = cases[i].0;
-            let b = self.budgets_for(&c.manifest);
-            let full = self
-                .full_waits
-                .contains(&(c.manifest.name.clone(), c.scenario.to_string()));
-            std::cmp::Reverse((
-                full,
-                scenarios::build_with(&c.scenario, &b, &self.profiles, &self.plumbing)
-                    .map_or(0, |s| s.max_wait_ms()),
-            ))
-        });
+        let order = self.longest_first(cases);
         // A case's place in that order is also its place in the queue for CPU tokens: the
         // supervisors all start at once, and the longest must not wait behind short ones.
         let mut rank = vec![0; cases.len()];
@@ -277,25 +275,24 @@ impl Harness {
             cases.iter().map(|_| Mutex::new(None)).collect();
         let progress = Progress::new(cases.len(), self.progress);
         let gates = Gates::default();
-        let handshakes: Vec<bool> = cases
-            .iter()
-            .map(|(c, _)| {
-                scenarios::build_with(
-                    &c.scenario,
-                    &self.budgets_for(&c.manifest),
-                    &self.profiles,
-                    &self.plumbing,
-                )
-                .is_ok_and(|s| !s.stdin_null)
-            })
-            .collect();
+        let handshakes = self.handshakes(cases);
         std::thread::scope(|s| {
             let workers: Vec<_> = (0..self.jobs.min(cases.len()))
                 .map(|_| {
                     s.spawn(|| {
-                        while let Some((i, turn)) = next_case(&queue, &gates, cases, &handshakes) {
+                        let claim = |i: usize| {
+                            let (c, run) = cases[i];
+                            gates.claim(&c.manifest.name, run, &c.scenario, handshakes[i])
+                        };
+                        while let Some((i, turn)) = gate::next_case(&queue, claim) {
                             let (case, run) = cases[i];
-                            let r = self.run_deciding(case, run, rank[i], &progress, turn);
+                            let at = CaseRun {
+                                case,
+                                run,
+                                rank: rank[i],
+                                progress: &progress,
+                            };
+                            let r = self.run_deciding(&at, turn);
                             *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
                         }
                     })
@@ -316,25 +313,54 @@ impl Harness {
             .collect()
     }
 
+    /// The cases' indices, longest first, so the run costs little more than its longest
+    /// case: the cases known to wait their ladders out, then by how long their ladders can
+    /// wait.
+    fn longest_first(&self, cases: &[(&Case, usize)]) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..cases.len()).collect();
+        order.sort_by_key(|&i| {
+            let c = cases[i].0;
+            let b = self.budgets_for(&c.manifest);
+            let full = self
+                .full_waits
+                .contains(&(c.manifest.name.clone(), c.scenario.to_string()));
+            std::cmp::Reverse((
+                full,
+                scenarios::build_with(&c.scenario, &b, &self.profiles, &self.plumbing)
+                    .map_or(0, |s| s.max_wait_ms()),
+            ))
+        });
+        order
+    }
+
+    /// Whether each case makes a handshake (a scenario with stdin on /dev/null makes none).
+    fn handshakes(&self, cases: &[(&Case, usize)]) -> Vec<bool> {
+        cases
+            .iter()
+            .map(|(c, _)| {
+                scenarios::build_with(
+                    &c.scenario,
+                    &self.budgets_for(&c.manifest),
+                    &self.profiles,
+                    &self.plumbing,
+                )
+                .is_ok_and(|s| !s.stdin_null)
+            })
+            .collect()
+    }
+
     /// Runs a case, and again while the machine's load decided it (at most
     /// [`MACHINE_BOUND_RETRIES`] more times): the earlier runs' readings go with the result.
-    fn run_deciding(
-        &self,
-        case: &Case,
-        run: usize,
-        rank: usize,
-        progress: &Progress,
-        turn: Turn,
-    ) -> JudgedCase {
-        let mut r = self.run_one_with(case, run, rank, progress, turn);
+    fn run_deciding(&self, at: &CaseRun, turn: Turn) -> JudgedCase {
+        let mut r = self.run_one_with(at, turn);
         let mut before = Vec::new();
         while before.len() < MACHINE_BOUND_RETRIES && !self.interrupted.load(Ordering::SeqCst) {
             let Some(bound) = r.observation.machine_bound.clone() else {
                 break;
             };
             before.push(bound);
-            progress.run_again();
-            r = self.run_one_with(case, run, rank, progress, Turn::Go(None));
+            at.progress.run_again();
+            r = self.run_one_with(at, Turn::Go(None));
         }
         r.observation.machine_bound_before = before;
         r
@@ -342,21 +368,24 @@ impl Harness {
 
     /// Runs one case in a supervisor process and judges it.
     pub fn run_one(&self, case: &Case) -> JudgedCase {
-        self.run_one_with(case, 1, 0, &Progress::new(1, false), Turn::Go(None))
+        let progress = Progress::new(1, false);
+        let at = CaseRun {
+            case,
+            run: 1,
+            rank: 0,
+            progress: &progress,
+        };
+        self.run_one_with(&at, Turn::Go(None))
     }
 
-    /// `run`: which run of a repeated case this is (1-based), given to the server as
-    /// `MCP_SHUTDOWN_RUN` (a fixture can seed its randomness with it).
-    /// `rank`: its place in the run's queue for CPU tokens (0 first).
     /// `turn`: launch it (perhaps as its server's probe), or take the probe's failure.
-    fn run_one_with(
-        &self,
-        case: &Case,
-        run: usize,
-        rank: usize,
-        progress: &Progress,
-        turn: Turn,
-    ) -> JudgedCase {
+    fn run_one_with(&self, at: &CaseRun, turn: Turn) -> JudgedCase {
+        let CaseRun {
+            case,
+            run,
+            rank,
+            progress,
+        } = *at;
         let m = &case.manifest;
         let budgets = self.budgets_for(m);
         let scenario =
@@ -511,34 +540,6 @@ fn unbuilt(case: &Case, budgets: Budgets, why: String) -> JudgedCase {
         checks: Vec::new(),
         repeat: None,
         not_testable: None,
-    }
-}
-
-fn next_case<'g>(
-    queue: &Mutex<VecDeque<usize>>,
-    gates: &'g Gates,
-    cases: &[(&Case, usize)],
-    handshakes: &[bool],
-) -> Option<(usize, Turn<'g>)> {
-    loop {
-        {
-            let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
-            if q.is_empty() {
-                return None;
-            }
-            let found = q.iter().enumerate().find_map(|(pos, &i)| {
-                let (c, run) = cases[i];
-                gates
-                    .claim(&c.manifest.name, run, &c.scenario, handshakes[i])
-                    .map(|turn| (pos, i, turn))
-            });
-            if let Some((pos, i, turn)) = found {
-                q.remove(pos);
-                return Some((i, turn));
-            }
-        }
-        // Every case left waits for a probe's handshake (a few, rarely long).
-        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
 

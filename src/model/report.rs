@@ -191,7 +191,7 @@ pub struct PackageInfo {
 }
 
 /// Why a case that ran cannot be judged. It is reported, and never counts as a failure.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum NotTestableReason {
     /// It refused to start with placeholder values for its required secrets.

@@ -350,17 +350,6 @@ pub fn render_pruned(report: &Report) -> String {
             .or_default()
             .push(name);
     }
-    let stage = |server: &str, scenario: &ScenarioId| {
-        report
-            .results
-            .iter()
-            .find(|r| r.server == server && &r.scenario == scenario)
-            .map(|r| match (&r.error, r.stage) {
-                (Some(e), _) => e.kind.to_string(),
-                (None, Some(s)) => s.to_string(),
-                (None, None) => "?".into(),
-            })
-    };
     let (_, scenarios) = super::present::axes(report);
     let mut out = String::new();
     let mut agreeing = 0;
@@ -375,7 +364,7 @@ pub fn render_pruned(report: &Report) -> String {
                     *sc,
                     servers
                         .iter()
-                        .map(|sv| stage(sv, sc).unwrap_or_else(|| "-".into()))
+                        .map(|sv| pruned_cell(report, sv, sc).unwrap_or_else(|| "-".into()))
                         .collect::<Vec<_>>(),
                 )
             })
@@ -403,6 +392,19 @@ pub fn render_pruned(report: &Report) -> String {
         "({agreeing} shape × ending rows where every server agrees are folded away)"
     );
     out
+}
+
+/// What ended one server's case under one scenario, or its error; `None` when it did not run.
+fn pruned_cell(report: &Report, server: &str, scenario: &ScenarioId) -> Option<String> {
+    report
+        .results
+        .iter()
+        .find(|r| r.server == server && &r.scenario == scenario)
+        .map(|r| match (&r.error, r.stage) {
+            (Some(e), _) => e.kind.to_string(),
+            (None, Some(s)) => s.to_string(),
+            (None, None) => "?".into(),
+        })
 }
 
 #[cfg(test)]

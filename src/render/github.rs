@@ -107,37 +107,43 @@ pub fn render(report: &Report, at: Option<&Location>) -> String {
             "warning"
         };
         let level = if kind == "error" { "MUST" } else { "SHOULD" };
-        let what = report
-            .rules
-            .get(rule)
-            .map_or_else(|| rule.to_string(), |i| i.title.clone());
         let title = format!("mcp-shutdown: {server}: {rule} ({level})");
-        let mut message = format!(
-            "{what}: missed under {}.\n{}",
-            m.endings.join(", "),
-            m.message
-        );
-        // What held the server, and the fixes that answer this rule (the runtime's hint
-        // where the report carries none).
-        let fixes: Vec<_> = fixes_of(report, server)
-            .iter()
-            .filter(|f| f.rules.contains(rule))
-            .collect();
-        if let Some((r, line)) = first_held(report, server) {
-            let _ = write!(message, "\nHeld by: {line}");
-            if let (Some(d), true) = (&r.diagnostics, fixes.is_empty()) {
-                let _ = write!(message, "\nFix: {}", d.hint);
-            }
-        }
-        for f in fixes {
-            let _ = write!(message, "\nFix: {}", f.text);
-            if let Some(code) = &f.code {
-                let _ = write!(message, "\nAs in {}:\n{}", code.source, code.lines);
-            }
-        }
+        let message = message(report, server, *rule, m);
         out.push_str(&command(kind, at, &title, &message));
     }
     out
+}
+
+/// What an annotation says of one missed rule: the rule, the endings, the worst run's
+/// message, what held the server, and the fixes that answer this rule (the runtime's hint
+/// where the report carries none).
+fn message(report: &Report, server: &str, rule: RuleId, m: &Missed) -> String {
+    let what = report
+        .rules
+        .get(&rule)
+        .map_or_else(|| rule.to_string(), |i| i.title.clone());
+    let mut message = format!(
+        "{what}: missed under {}.\n{}",
+        m.endings.join(", "),
+        m.message
+    );
+    let fixes: Vec<_> = fixes_of(report, server)
+        .iter()
+        .filter(|f| f.rules.contains(&rule))
+        .collect();
+    if let Some((r, line)) = first_held(report, server) {
+        let _ = write!(message, "\nHeld by: {line}");
+        if let (Some(d), true) = (&r.diagnostics, fixes.is_empty()) {
+            let _ = write!(message, "\nFix: {}", d.hint);
+        }
+    }
+    for f in fixes {
+        let _ = write!(message, "\nFix: {}", f.text);
+        if let Some(code) = &f.code {
+            let _ = write!(message, "\nAs in {}:\n{}", code.source, code.lines);
+        }
+    }
+    message
 }
 
 #[cfg(test)]

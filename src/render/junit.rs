@@ -129,29 +129,8 @@ fn ladder_of(report: &Report, r: &JudgedCase) -> Option<String> {
 /// Requirement, Expected, Actual (then why it could not run, what held it, what was left
 /// behind), from what the report carries.
 fn failure_body(report: &Report, r: &JudgedCase, c: &Check) -> String {
-    let mut b = String::new();
+    let mut b = requirement(report, c);
     let rule = report.rules.get(&c.id);
-    let quotes = rule.map(|i| i.quotes.as_slice()).unwrap_or_default();
-    if quotes.is_empty() {
-        let _ = writeln!(
-            b,
-            "Requirement ({}, spec {}): rule {}",
-            c.level, report.spec, c.id
-        );
-        for x in &c.spec_references {
-            let _ = writeln!(b, "  {}", x.url);
-        }
-    }
-    let basis = rule.map_or(crate::model::Basis::Spec, |i| i.basis);
-    for q in quotes {
-        let _ = writeln!(
-            b,
-            "{}: \"{}\"",
-            quote_label(c.level, basis, report.spec),
-            q.quote
-        );
-        let _ = writeln!(b, "  {}", q.url);
-    }
     let budgets = report.budgets_of(r);
     let expected = match rule {
         Some(i) => match i.budget {
@@ -187,6 +166,35 @@ fn failure_body(report: &Report, r: &JudgedCase, c: &Check) -> String {
         if let Some(code) = &f.code {
             let _ = writeln!(b, "As in {}:\n{}", code.source, code.lines);
         }
+    }
+    b
+}
+
+/// The rule's requirement: its quotes, or its id and spec references where the report has
+/// no quote.
+fn requirement(report: &Report, c: &Check) -> String {
+    let mut b = String::new();
+    let rule = report.rules.get(&c.id);
+    let quotes = rule.map(|i| i.quotes.as_slice()).unwrap_or_default();
+    if quotes.is_empty() {
+        let _ = writeln!(
+            b,
+            "Requirement ({}, spec {}): rule {}",
+            c.level, report.spec, c.id
+        );
+        for x in &c.spec_references {
+            let _ = writeln!(b, "  {}", x.url);
+        }
+    }
+    let basis = rule.map_or(crate::model::Basis::Spec, |i| i.basis);
+    for q in quotes {
+        let _ = writeln!(
+            b,
+            "{}: \"{}\"",
+            quote_label(c.level, basis, report.spec),
+            q.quote
+        );
+        let _ = writeln!(b, "  {}", q.url);
     }
     b
 }

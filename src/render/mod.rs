@@ -8,6 +8,7 @@
 //! - [`merge`]: joins shards; [`diff`]: what changed between two reports, and the pruned view;
 //! - [`conformance`]: the official MCP conformance suite's `checks.json` layout (a directory);
 //! - [`history`]: SDK versions side by side, and those not testable;
+//! - [`findings`]: a census report's findings, as the book publishes them;
 //! - [`github`]: GitHub Actions annotations; [`sarif`]: SARIF 2.1.0 for code scanning; [`changes`]: what got better or worse since a
 //!   saved report (`--diff-against`, `check --watch`);
 //! - [`present`]: the wording every format shares.
@@ -19,6 +20,7 @@ pub mod census_history;
 pub mod changes;
 pub mod conformance;
 pub mod diff;
+pub mod findings;
 pub mod github;
 pub mod history;
 pub mod hosts;
@@ -71,6 +73,9 @@ pub enum Format {
     /// SARIF 2.1.0 for GitHub code scanning: a result per server and missed rule, with the
     /// fix (`report render --at FILE:LINE` points them at a file).
     Sarif,
+    /// The findings of a census report, as the book's census page publishes them: what it
+    /// can defend, in a Markdown paragraph (machine-bound cases apart, as "re-run").
+    Findings,
 }
 
 impl Format {
@@ -94,6 +99,8 @@ impl Format {
             // Workflow commands are printed for the runner, never written to a file.
             Format::Github => "",
             Format::Sarif => "sarif",
+            // Markdown too, but `.md` asks for the Markdown report.
+            Format::Findings => "",
         }
     }
 
@@ -124,6 +131,7 @@ pub fn render(report: &Report, format: Format) -> String {
         Format::Conformance => conformance::index(report),
         Format::Github => github::render(report, None),
         Format::Sarif => sarif::render(report, None),
+        Format::Findings => findings::render(report),
     };
     if !out.ends_with('\n') {
         out.push('\n');

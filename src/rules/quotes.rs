@@ -98,17 +98,7 @@ fn page(mdx: &str) -> SpecPage {
             }
             Event::End(TagEnd::Heading(_)) => {
                 if let Some((level, start, words)) = heading.take() {
-                    for s in sections.iter_mut().filter(|s| s.end == usize::MAX) {
-                        if s.level >= level {
-                            s.end = start;
-                        }
-                    }
-                    sections.push(Section {
-                        slug: slug(&words),
-                        level,
-                        start,
-                        end: usize::MAX,
-                    });
+                    open_section(&mut sections, level, start, &words);
                 }
                 push_words(&mut text, " ");
             }
@@ -138,6 +128,22 @@ fn page(mdx: &str) -> SpecPage {
         s.end = s.end.min(text.len());
     }
     SpecPage { text, sections }
+}
+
+/// A heading at `start` of the text: it ends the open sections at its level or deeper, and
+/// opens its own.
+fn open_section(sections: &mut Vec<Section>, level: usize, start: usize, words: &str) {
+    for s in sections.iter_mut().filter(|s| s.end == usize::MAX) {
+        if s.level >= level {
+            s.end = start;
+        }
+    }
+    sections.push(Section {
+        slug: slug(words),
+        level,
+        start,
+        end: usize::MAX,
+    });
 }
 
 /// The source file and anchor a rule's URL names, for the revision it is judged in.

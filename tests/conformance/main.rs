@@ -3,6 +3,7 @@
 
 mod act;
 mod alloc_meter;
+mod book;
 mod bundled;
 mod census;
 mod census_carry;

@@ -128,9 +128,9 @@ fn dist_key() -> String {
     (m.len(), m.mtime(), m.mtime_nsec()).hash(&mut h);
     let root = Path::new(ROOT);
     let mut files = vec![
-        root.join("scripts/dist-npm.sh"),
-        root.join("scripts/dist-pypi.sh"),
-        root.join("scripts/dist-pypi.py"),
+        root.join("scripts/dist/npm.sh"),
+        root.join("scripts/dist/pypi.sh"),
+        root.join("scripts/dist/pypi.py"),
     ];
     for d in [
         "packaging/npm",
@@ -206,19 +206,19 @@ fn build_dist(dir: &Path) {
         fs::copy(BIN, &bin).unwrap();
     }
     let out = ok(
-        bounded(300, Path::new(ROOT).join("scripts/dist-npm.sh"))
+        bounded(300, Path::new(ROOT).join("scripts/dist/npm.sh"))
             .env("MCP_SHUTDOWN_DIST_BIN", &bin)
             .env("MCP_SHUTDOWN_DIST_DIR", dir)
             .env("npm_config_cache", dir.join("npm-cache")),
-        "scripts/dist-npm.sh",
+        "scripts/dist/npm.sh",
     );
     let printed = String::from_utf8_lossy(&out.stdout).into_owned();
     assert_eq!(printed.lines().count(), 3, "{printed}");
     let out = ok(
-        bounded(300, Path::new(ROOT).join("scripts/dist-pypi.sh"))
+        bounded(300, Path::new(ROOT).join("scripts/dist/pypi.sh"))
             .env("MCP_SHUTDOWN_DIST_BIN", &bin)
             .env("MCP_SHUTDOWN_DIST_DIR", dir),
-        "scripts/dist-pypi.sh",
+        "scripts/dist/pypi.sh",
     );
     let wheels = String::from_utf8_lossy(&out.stdout).into_owned();
     assert_eq!(

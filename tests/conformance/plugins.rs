@@ -5,8 +5,8 @@
 //! runs a real green server and a real red one, built on the real SDKs (the bundled shapes of
 //! `mcp` 1.30.0 and `@modelcontextprotocol/sdk` 1.30.0: a non-daemon thread, a timer, and the
 //! fixed shape of each), and checks the runner's own verdict and that a failure carries the
-//! report. The plugin and matchers are installed from the packages `scripts/dist-pypi.sh` and
-//! `scripts/dist-npm.sh` build (with the binary's own package as their dependency); pytest,
+//! report. The plugin and matchers are installed from the packages `scripts/dist/pypi.sh` and
+//! `scripts/dist/npm.sh` build (with the binary's own package as their dependency); pytest,
 //! vitest and the SDKs come from PyPI and npm once, under `target/test-tools/`. A tool that
 //! cannot be installed fails the test naming it; nothing is skipped.
 

@@ -46,16 +46,7 @@ pub(super) fn local_source(
         None => None,
         Some(step) => last_line(&run.run(step, vars, work)?, |l| date::parse(l).is_ok()),
     };
-    let hash = &copy.hash[..8];
-    let sdk_version = match &version {
-        // Build metadata the version already carries (`+kit.local`) gives way to ours.
-        Some(v) => format!("{}+local.{hash}", v.split('+').next().unwrap_or(v)),
-        None => format!("local.{hash}"),
-    };
-    let name = name
-        .map(str::to_string)
-        .or_else(|| default_name(&copy.origin, copy.is_dir))
-        .unwrap_or_else(|| hash.to_string());
+    let (name, sdk_version) = local_names(&copy, name, version.as_deref());
     Ok((
         Place {
             name: format!("local-{name}"),
@@ -67,6 +58,22 @@ pub(super) fn local_source(
         },
         guard,
     ))
+}
+
+/// A local source's name (the user's, else [`default_name`], else its hash) and its SDK
+/// version (its own version, if it says one, marked as this local build).
+fn local_names(copy: &LocalCopy, name: Option<&str>, version: Option<&str>) -> (String, String) {
+    let hash = &copy.hash[..8];
+    let sdk_version = match version {
+        // Build metadata the version already carries (`+kit.local`) gives way to ours.
+        Some(v) => format!("{}+local.{hash}", v.split('+').next().unwrap_or(v)),
+        None => format!("local.{hash}"),
+    };
+    let name = name
+        .map(str::to_string)
+        .or_else(|| default_name(&copy.origin, copy.is_dir))
+        .unwrap_or_else(|| hash.to_string());
+    (name, sdk_version)
 }
 
 /// What a local source is called when the user gave no name: its checkout's `git describe`

@@ -51,6 +51,16 @@ pub(super) fn run_step(
             program: argv[0].clone(),
         });
     }
+    let failed = |status: String, tail: String| {
+        SourceNotTestable::Step(Box::new(StepFailure {
+            line: kit.id.clone(),
+            version: label.to_string(),
+            command: shown.clone(),
+            dir: dir.to_path_buf(),
+            status,
+            tail,
+        }))
+    };
     let started = Instant::now();
     let out = os::run_captured(
         program.as_os_str(),
@@ -59,16 +69,7 @@ pub(super) fn run_step(
         env.iter().map(|(k, v)| (k, v)),
         os::Stderr::Merged,
     )
-    .map_err(|e| {
-        SourceNotTestable::Step(Box::new(StepFailure {
-            line: kit.id.clone(),
-            version: label.to_string(),
-            command: shown.clone(),
-            dir: dir.to_path_buf(),
-            status: format!("could not start: {e}"),
-            tail: String::new(),
-        }))
-    })?;
+    .map_err(|e| failed(format!("could not start: {e}"), String::new()))?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     if let Ok(mut f) = OpenOptions::new().create(true).append(true).open(log) {
         let _ = writeln!(
@@ -81,14 +82,8 @@ pub(super) fn run_step(
     }
     if !out.status.success() {
         let lines: Vec<&str> = text.lines().collect();
-        return Err(SourceNotTestable::Step(Box::new(StepFailure {
-            line: kit.id.clone(),
-            version: label.to_string(),
-            command: shown,
-            dir: dir.to_path_buf(),
-            status: out.status.to_string(),
-            tail: lines[lines.len().saturating_sub(30)..].join("\n"),
-        })));
+        let tail = lines[lines.len().saturating_sub(30)..].join("\n");
+        return Err(failed(out.status.to_string(), tail));
     }
     Ok(text)
 }

@@ -368,11 +368,8 @@ impl Ctx<'_> {
             args: s.args.into_iter().map(Spanned::into_inner).collect(),
             env: plain(s.env),
             inflight: s.inflight.map(|i| {
-                let params = i
-                    .params
-                    .and_then(|p| serde_json::to_value(p).ok())
-                    .unwrap_or(serde_json::Value::Null);
-                (i.method, params)
+                let i = InflightRequest::from(i);
+                (i.method, i.params.unwrap_or(serde_json::Value::Null))
             }),
             expect: s.expect,
         })

@@ -5,6 +5,7 @@ use super::template;
 use super::template::TemplateError;
 use super::version::{VersionError, VersionReq};
 use super::KitError;
+use crate::config::manifest::{InflightRequest, RawInflight};
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;

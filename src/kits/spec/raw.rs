@@ -127,16 +127,9 @@ pub(super) struct RawShape {
     pub(super) args: Vec<Spanned<String>>,
     #[serde(default)]
     pub(super) env: BTreeMap<String, Spanned<String>>,
-    pub(super) inflight: Option<RawKitInflight>,
+    pub(super) inflight: Option<RawInflight>,
     #[serde(default)]
     pub(super) expect: Expect,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawKitInflight {
-    pub(super) method: String,
-    pub(super) params: Option<toml::Value>,
 }
 
 pub(super) fn plain(map: BTreeMap<String, Spanned<String>>) -> BTreeMap<String, String> {

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # One host × all its quit paths × 3 repeats, warm: prints the wall time (goal ≤ 120 s) and
 # checks that a second identical measurement installs nothing.
-#   scripts/bench-host-measure.sh [HOST]      (default: claude-code)
+#   scripts/bench/host-measure.sh [HOST]      (default: claude-code)
 set -euo pipefail
 host="${1:-claude-code}"
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 cargo build --quiet --release
 bin=target/release/mcp-shutdown
 out=$(mktemp -d)

@@ -10,7 +10,7 @@
 #   trigger -> EOF = the server's wake-up after the harness closed its stdin.
 # Prints figures; asserts nothing.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 runs=${1:-30}
 load_procs=${LOAD_PROCS:-2}
 case "$runs" in '' | *[!0-9]* | 0) echo "usage: $0 [RUNS]" >&2; exit 2 ;; esac

@@ -3,14 +3,14 @@
 # published since the last one it recorded are run with that last one beside them, and
 # their history ("which release changed what") is appended to the book's SDK history page.
 #
-#   scripts/sdk-tracker.sh [LINE...]        default: every line (`mcp-shutdown sdk lines`)
+#   scripts/book/sdk-tracker.sh [LINE...]        default: every line (`mcp-shutdown sdk lines`)
 #
 # State: docs/book/src/sdk-history/<line>.seen, one release a line (version, date). A line
 # without one is started at its latest release. Environment: MCP_SHUTDOWN_BIN (default
 # target/release/mcp-shutdown), TRACK_SCENARIOS (default: the default endings), OUT (where
 # reports go; default a temporary directory).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 bin=${MCP_SHUTDOWN_BIN:-target/release/mcp-shutdown}
 state=docs/book/src/sdk-history

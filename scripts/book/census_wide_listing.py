@@ -2,7 +2,7 @@
 """Build conformance/census/wide.json: the most downloaded stdio MCP servers on npm and PyPI
 that conformance/census/servers.json does not hold, as registry server.json entries.
 
-    scripts/census_wide_listing.py PACKAGES_DIR [--count N] [--meta-cache DIR] > wide.json
+    scripts/book/census_wide_listing.py PACKAGES_DIR [--count N] [--meta-cache DIR] > wide.json
 
 PACKAGES_DIR holds npm.tsv (name, version, downloads a month, summary) and pypi.tsv (name,
 version, month, rank among the 15,000 most downloaded, summary). Candidates are every package
@@ -32,7 +32,7 @@ import urllib.request
 SCHEMA = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
 META = "io.github.mcp-shutdown-conformance/census"
 HERE = os.path.dirname(os.path.abspath(__file__))
-BUNDLED = os.path.join(HERE, "..", "conformance", "census", "servers.json")
+BUNDLED = os.path.join(HERE, "..", "..", "conformance", "census", "servers.json")
 
 # Left out of the bundled census after trying them (conformance/census/README.md), and
 # packages whose name says mcp but which are libraries, clients or proxies.

@@ -3,9 +3,9 @@
 # stubborn under the close, exit and crash endings). Prints the wall time of the whole run
 # against what it cannot beat: max(the longest single run, all runs' wall time divided by
 # the concurrency) with the concurrency min(--jobs, cases x N). Asserts nothing.
-# Usage: scripts/bench-repeat.sh [N] [JOBS]   (default 10 and 16)
+# Usage: scripts/bench/repeat.sh [N] [JOBS]   (default 10 and 16)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 n=${1:-10}
 jobs=${2:-16}
 cargo build --release -q

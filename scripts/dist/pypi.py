@@ -144,7 +144,7 @@ def build_wheel(binary: Path, version: str, readme: Path, launcher: Path, out: P
         f"{dist}.dist-info/WHEEL": (
             (
                 "Wheel-Version: 1.0\n"
-                "Generator: mcp-shutdown-conformance scripts/dist-pypi.py\n"
+                "Generator: mcp-shutdown-conformance scripts/dist/pypi.py\n"
                 "Root-Is-Purelib: false\n"
                 f"Tag: {tag}\n"
             ).encode(),
@@ -217,7 +217,7 @@ def build_plugin_wheel(src: Path, version: str, out: Path) -> Path:
     files[f"{dist}.dist-info/WHEEL"] = (
         (
             "Wheel-Version: 1.0\n"
-            "Generator: mcp-shutdown-conformance scripts/dist-pypi.py\n"
+            "Generator: mcp-shutdown-conformance scripts/dist/pypi.py\n"
             "Root-Is-Purelib: true\n"
             "Tag: py3-none-any\n"
         ).encode(),

@@ -3,11 +3,11 @@
 # full set (the default endings and every host profile), over the same servers, each run
 # once; then what a census pays per server when a share of them need the full set. Prints,
 # asserts nothing.
-# Usage: scripts/bench-triage.sh [SERVER...]   (bundled server names; default four: a fixed
+# Usage: scripts/bench/triage.sh [SERVER...]   (bundled server names; default four: a fixed
 #   and a timer-holding TypeScript server, a fixed Go and a fixed Python one)
 #   MCP_SHUTDOWN_BIN: the binary to time (default: a release build here).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 servers=("$@")
 [[ ${#servers[@]} -eq 0 ]] &&
   servers=(node-1.32.2-fixed node-1.32.2-timer go-sdk-1.8.0-fixed fastmcp-py-4.2.3-fixed)

@@ -4,10 +4,10 @@
 # endings) alone, then with `cargo test --test conformance` running beside it the whole time
 # (both on the machine-wide CPU tokens, as on a developer's laptop). Prints each check's wall
 # time, the medians and the ratio beside/alone (goal: <= 2), with the load. Asserts nothing.
-# Usage: scripts/bench-check-beside-tests.sh [RUNS]   (default 3; the medians are reported)
+# Usage: scripts/bench/check-beside-tests.sh [RUNS]   (default 3; the medians are reported)
 #   MCP_SHUTDOWN_BIN the binary to time (default: target/release/mcp-shutdown, built here)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 runs=${1:-3}
 if [[ -z ${MCP_SHUTDOWN_BIN:-} ]]; then
   cargo build --release -q

@@ -5,13 +5,13 @@
 # directory, as two runs of one user do. Prints each run's wall time, the medians and the
 # ratio beside/alone (goal: <= 1.5: each run gets its fair share of the CPU tokens and never
 # waits for the other's whole queue), with the load. Prints figures; asserts nothing.
-# Usage: scripts/bench-share.sh [RUNS]          (default 3; the medians are reported)
+# Usage: scripts/bench/share.sh [RUNS]          (default 3; the medians are reported)
 #   MCP_SHUTDOWN_BIN the binary to time (default: target/release/mcp-shutdown, built here)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 runs=${1:-3}
-# shellcheck source=scripts/seed-cases.sh
-source scripts/seed-cases.sh
+# shellcheck source=scripts/bench/seed-cases.sh
+source scripts/bench/seed-cases.sh
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-share.XXXXXX")
 export MCP_SHUTDOWN_TOKEN_DIR=$tmp/tokens
 other=

@@ -19,7 +19,7 @@
 #   npm publish target/dist/npm/mcp-shutdown-conformance-vitest-<v>.tgz --access public
 set -euo pipefail
 
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${MCP_SHUTDOWN_DIST_DIR:-$root/target/dist/npm}
 
 die() {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reads the reports of scripts/stability.sh (unloaded.json, and loaded.json if it ran) and
+"""Reads the reports of scripts/stability/run.sh (unloaded.json, and loaded.json if it ran) and
 says, per case, whether its runs disagreed and why, and whether load changed its verdict.
 
 A case whose repeated runs disagreed (`repeat.flaky`) is put down to:

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Stability: runs the suite with --repeat REPEAT, once on a quiet machine and once while the
-# machine is busy, saves both JSON reports, and prints (scripts/stability_compare.py):
+# machine is busy, saves both JSON reports, and prints (scripts/stability/compare.py):
 # - each case whose repeated runs disagreed (flaky), and whether that came from the server
 #   (its own timing), from load the run-queue accounting failed to absorb, or from the
 #   harness (cases that could not run for the harness's reasons);
 # - each case whose verdict differs between the quiet and the busy run (a load flip: a
 #   harness bug), then the totals.
 #
-# Usage: scripts/stability.sh [REPEAT] [--load=yes|build|none] [--out DIR] [RUN-ARGS...]
-#        scripts/stability.sh --compare DIR          (re-read saved reports, run nothing)
+# Usage: scripts/stability/run.sh [REPEAT] [--load=yes|build|none] [--out DIR] [RUN-ARGS...]
+#        scripts/stability/run.sh --compare DIR          (re-read saved reports, run nothing)
 #
 #   REPEAT          runs of every case, default 5 (the bundled suite once takes ~5 minutes
 #                   on 2 CPUs; --repeat costs little more than REPEAT x that / concurrency)
@@ -23,7 +23,7 @@
 # The load is bounded (it stops by itself after an hour per run) and is killed by the
 # script's trap on any exit. The exit code is 0 whatever it finds.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 runs=5
 load=yes
@@ -50,7 +50,7 @@ done
 if [ "$runs" -lt 1 ]; then echo "$0: REPEAT must be at least 1" >&2; exit 2; fi
 
 compare_reports() {
-  python3 "$(dirname "$0")/stability_compare.py" "$1"
+  python3 scripts/stability/compare.py "$1"
 }
 
 if [ -n "$compare" ]; then

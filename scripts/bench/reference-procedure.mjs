@@ -1,11 +1,11 @@
 // The reference measurement's own procedure (rows A-J), done the way it was first done: one
 // case at a time, with the TypeScript SDK's own client (StdioClientTransport, @modelcontextprotocol/sdk
 // 1.30.0 from the node-sdk-1.30.0 fixture), each case checked a fixed 4 s after the client
-// ended. It is the "same cases one at a time" that scripts/bench-reference.sh compares the
+// ended. It is the "same cases one at a time" that scripts/bench/reference.sh compares the
 // harness against, and an independent check of the reference table (it shares no code with
 // the harness).
 //
-// Usage: node scripts/reference-procedure.mjs      (run by scripts/bench-reference.sh)
+// Usage: node scripts/bench/reference-procedure.mjs      (run by scripts/bench/reference.sh)
 // Prints one line per row and, last, `total_ms N`. Every server still alive at its check is
 // killed after it (and on SIGINT/SIGTERM), so nothing is left behind.
 import { spawn } from "node:child_process";
@@ -14,7 +14,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const fixture = join(root, "fixtures", "node-sdk-1.30.0");
 const require = createRequire(join(fixture, "package.json"));
 const sdk = async (path) => import(pathToFileURL(require.resolve(`@modelcontextprotocol/sdk/${path}`)).href);

@@ -3,11 +3,11 @@
 # times (what --jobs overlaps), and the CPU time of the census and everything it started
 # (from /usr/bin/time: getrusage of the waited-for children, which includes every server,
 # since each case's supervisor is a subreaper that reaps its whole tree). Asserts nothing.
-# Usage: scripts/bench-census.sh [LISTING] [OUT.json] [-- extra census options]
+# Usage: scripts/bench/census.sh [LISTING] [OUT.json] [-- extra census options]
 #   default listing conformance/census/servers.json, report in a temporary file.
 #   MCP_SHUTDOWN_BIN: the binary to time (default: target/release/mcp-shutdown, built here).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 listing=${1:-conformance/census/servers.json}
 out=${2:-}
 shift $(($# < 2 ? $# : 2))

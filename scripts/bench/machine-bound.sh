@@ -3,14 +3,14 @@
 # the server, decided them) at idle, 2x and 8x oversubscribed (`yes` hogs: 2 and 8 per
 # CPU, on top of whatever else the machine runs; its load average is printed). Prints the
 # figures; asserts nothing. The same listing, scenarios and --repeat at every level.
-# Usage: scripts/bench-machine-bound.sh [LEVELS] [-- extra census options]
+# Usage: scripts/bench/machine-bound.sh [LEVELS] [-- extra census options]
 #   LEVELS: hogs per CPU, space-separated (default "0 2 8").
 #   BENCH_SERVERS: the listing entries (package identifiers in conformance/census/servers.json;
 #     default: two uvx Python servers and two npx Node ones).
 #   MCP_SHUTDOWN_BIN: the binary (default: target/release/mcp-shutdown, built here).
 #   MCP_SHUTDOWN_CENSUS_CACHE: the install cache (installed once, before the first level).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 levels=${1:-"0 2 8"}
 shift $(($# < 1 ? $# : 1))
 [[ ${1:-} == -- ]] && shift

@@ -3,11 +3,11 @@
 # is new) and how many installed, how long the run took against the sum of its cases, and
 # whether the second, identical sweep installed anything. Prints figures, never asserts.
 #
-#   scripts/bench-sdk-sweep.sh [SPEC] [SCENARIO...]     default: typescript@all close exit
-#   MCP_SHUTDOWN_KIT_CACHE=DIR scripts/bench-sdk-sweep.sh ...   an existing (warm) kit cache;
+#   scripts/bench/sdk-sweep.sh [SPEC] [SCENARIO...]     default: typescript@all close exit
+#   MCP_SHUTDOWN_KIT_CACHE=DIR scripts/bench/sdk-sweep.sh ...   an existing (warm) kit cache;
 #                                                      default: a new, empty one (cold)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 spec=${1:-typescript@all}
 shift || true
 scenarios=("$@")

@@ -5,7 +5,7 @@
 #                                                   (packaging/pytest-mcp-shutdown; needs 3.11+)
 # from target/release/mcp-shutdown (built here with `cargo build --release --locked`) and
 # packaging/pypi/ (the `mcp-shutdown-conformance` launcher and the README), by
-# scripts/dist-pypi.py (Python 3.8+, standard library only). The version is the crate's.
+# scripts/dist/pypi.py (Python 3.8+, standard library only). The version is the crate's.
 #
 # Environment:
 #   MCP_SHUTDOWN_DIST_BIN  use this binary instead of building one (a CI artifact; tests)
@@ -16,7 +16,7 @@
 #   python3 -m twine upload target/dist/pypi/pytest_mcp_shutdown-*.whl   (or: uv publish target/dist/pypi/*)
 set -euo pipefail
 
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${MCP_SHUTDOWN_DIST_DIR:-$root/target/dist/pypi}
 
 die() {
@@ -41,7 +41,7 @@ said=$("$bin" --version) || die "$bin --version failed"
 
 mkdir -p "$out"
 rm -f "$out"/mcp_shutdown_conformance-*.whl "$out"/pytest_mcp_shutdown-*.whl
-python3 "$root/scripts/dist-pypi.py" \
+python3 "$root/scripts/dist/pypi.py" \
   --binary "$bin" \
   --version "$version" \
   --readme "$root/packaging/pypi/README.md" \

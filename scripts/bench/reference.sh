@@ -9,16 +9,16 @@
 # is set: machine-wide tokens would time whatever else on the machine holds them.
 # Then the median of the runs, and the run's own time summary line (where the time went).
 # Prints figures; asserts nothing.
-# Usage: scripts/bench-reference.sh [RUNS]       (default 5; the median is reported)
+# Usage: scripts/bench/reference.sh [RUNS]       (default 5; the median is reported)
 #   HOGS=N           start N `yes` hogs for the runs (stopped at the end)
 #   MCP_SHUTDOWN_BIN the binary to time (default: target/release/mcp-shutdown, built here)
 #   FULL=1           also time the longest case alone, the reference procedure one case at
-#                    a time (scripts/reference-procedure.mjs) and the harness with --jobs 1
+#                    a time (scripts/bench/reference-procedure.mjs) and the harness with --jobs 1
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 runs=${1:-5}
-# shellcheck source=scripts/seed-cases.sh
-source scripts/seed-cases.sh
+# shellcheck source=scripts/bench/seed-cases.sh
+source scripts/bench/seed-cases.sh
 export MCP_SHUTDOWN_TOKEN_DIR=${MCP_SHUTDOWN_TOKEN_DIR-}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-ref.XXXXXX")
 hogs=()
@@ -62,6 +62,6 @@ if [[ ${FULL:-0} == 1 ]]; then
   echo "longest case (stubborn close) run alone:   $(( (t1 - t0) / 1000000 )) ms"
   t0=$(now); "$bin" run --jobs 1 "${args[@]}" >/dev/null 2>&1 || true; t1=$(now)
   echo "one at a time, the harness (--jobs 1):     $(( (t1 - t0) / 1000000 )) ms"
-  echo "the reference procedure, one case at a time (scripts/reference-procedure.mjs):"
-  node scripts/reference-procedure.mjs | sed 's/^/  /'
+  echo "the reference procedure, one case at a time (scripts/bench/reference-procedure.mjs):"
+  node scripts/bench/reference-procedure.mjs | sed 's/^/  /'
 fi

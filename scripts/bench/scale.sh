@@ -2,9 +2,9 @@
 # Benchmark: a scale run — every hostile fixture and the four reference Node servers under all
 # seven endings (147 server launches) — with wall time, the harness's peak memory, the largest
 # supervisor's peak memory, and the most processes of the run alive at once. Prints figures.
-# Usage: scripts/bench-scale.sh [JOBS]   (default 16)
+# Usage: scripts/bench/scale.sh [JOBS]   (default 16)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 jobs=${1:-16}
 cargo build --release -q
 bin=${CARGO_TARGET_DIR:-target}/release/mcp-shutdown

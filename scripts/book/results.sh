@@ -2,10 +2,10 @@
 # Writes the book's results tables (docs/book/src/results.md) and the census leaderboard
 # (docs/book/src/census.md) from reports, between their marker comments.
 #
-#   scripts/book-results.sh DIR          from the reports in DIR: matrix.json, profiles.json,
+#   scripts/book/results.sh DIR          from the reports in DIR: matrix.json, profiles.json,
 #                                        hosts.json, and census.json if there is one (a DIR
 #                                        with census.json alone writes the census page only)
-#   scripts/book-results.sh --run DIR    first make matrix/profiles/hosts.json by real runs of
+#   scripts/book/results.sh --run DIR    first make matrix/profiles/hosts.json by real runs of
 #                                        the bundled suite into DIR (long: every fixture, every
 #                                        ending; it also rewrites the bundled baseline), then
 #                                        write the pages from them
@@ -14,10 +14,10 @@
 # see the book's census page). Only the reports are read: the pages can be written again from
 # the same reports at any time, by anyone, with the same result.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 run=false
 if [ "${1:-}" = "--run" ]; then run=true; shift; fi
-dir=${1:?usage: scripts/book-results.sh [--run] DIR}
+dir=${1:?usage: scripts/book/results.sh [--run] DIR}
 mkdir -p "$dir"
 cargo build --release -q
 bin=${CARGO_TARGET_DIR:-target}/release/mcp-shutdown
@@ -44,13 +44,7 @@ if $run; then
   "$bin" run --no-baseline --hosts --format json "${hosts[@]}" >"$dir/hosts.json" || true
 fi
 
-# The findings paragraph of each census report (DIR/census.json, and another beside it such
-# as DIR/census-wide.json), named after it, when the script that writes it is there.
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-for census in "$dir"/census.json "$dir"/census-*.json; do
-  [ -s "$census" ] && [ -f scripts/census_findings.py ] || continue
-  python3 scripts/census_findings.py "$census" >"$tmp/$(basename "$census" .json).md"
-done
 # results.md from matrix/profiles/hosts.json; census.md's leaderboard and findings blocks from
-# each census report (census-SUFFIX.json: the -SUFFIX blocks).
-"$bin" report book "$dir" --findings "$tmp"
+# each census report (census-SUFFIX.json: the -SUFFIX blocks; the findings as
+# `report render --format findings` words them).
+"$bin" report book "$dir"
