@@ -46,6 +46,20 @@ impl Observation {
         }
     }
 
+    /// When the server ended, counted from the session's end: where its launcher left it, as
+    /// a host that signals the whole group would have seen it (the signal's step, then the
+    /// server's own time to exit on it), never the harness's later signal alone.
+    pub fn exit_from_end_ms(&self) -> Option<f64> {
+        let Some(l) = &self.launcher_left else {
+            return self.exit_ms;
+        };
+        let signalled =
+            self.steps.iter().rev().find(
+                |s| matches!(s.action, Action::Signal { signal, .. } if signal == l.signal),
+            )?;
+        Some(signalled.at_ms + l.exit_ms?)
+    }
+
     /// Its launcher ended and left the server running, whether the harness then signalled
     /// the server itself or not: what a user of a host that does as the case did is left with.
     pub fn launcher_left_it(&self) -> bool {
@@ -222,6 +236,10 @@ mod tests {
             line.starts_with("`npm exec` → `sh -c` (npm/11.6.2) did not pass SIGTERM on"),
             "{line}"
         );
+        // Counted from the session's end, as a host signalling the group would see it: the
+        // SIGTERM step (at 0 ms in this ending), then the server's 40 ms.
+        let at = r.observation.steps[0].at_ms;
+        assert_eq!(r.observation.exit_from_end_ms(), Some(at + 40.0));
         // A server that ignores the SIGTERM it was sent itself is judged for it.
         let ll = r.observation.launcher_left.as_mut().unwrap();
         (ll.stage, ll.exit_ms) = (Stage::Sigkill, Some(2004.0));

@@ -73,12 +73,12 @@ fn published_as(r: &JudgedCase) -> Published {
     }
 }
 
-/// The median exit latency over the runs, or the one run's (the server's own end where its
-/// launcher left it running).
+/// The median exit latency over the runs, or the one run's, from the session's end (where its
+/// launcher left it running: the signal's step plus the server's own time on it).
 fn latency(r: &JudgedCase) -> Option<f64> {
     match r.repeat.as_ref().and_then(|rep| rep.latency_ms) {
         Some(l) => Some(l.median),
-        None => r.as_the_server_lived_it().exit_ms,
+        None => r.observation.exit_from_end_ms(),
     }
 }
 
