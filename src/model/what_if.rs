@@ -153,6 +153,21 @@ impl EndingPair {
 }
 
 impl WhatIfServer {
+    /// A server of the listing, before anything is known of its install.
+    pub fn named(server: &str) -> WhatIfServer {
+        WhatIfServer {
+            server: server.to_string(),
+            after: None,
+            copies: Vec::new(),
+            replaced: Vec::new(),
+            not_replaced: Vec::new(),
+            untouched: None,
+            no_verdict: None,
+            broken: None,
+            endings: Vec::new(),
+        }
+    }
+
     /// Its stage changed on at least one ending (a server the replacement broke did not
     /// change its shutdown: it no longer starts).
     pub fn changed(&self) -> bool {

@@ -118,23 +118,17 @@ fn same(s: &WhatIfServer) -> String {
 
 /// One line per server (and per changed ending), and per copy not replaced.
 fn server_lines(w: &WhatIf, s: &WhatIfServer) -> Vec<String> {
+    // `server (1.32.2 → 1.33.0)`: what a replaced server held and what it got.
+    let moved = format!("{} ({} → {})", s.server, before_versions(s), w.version);
     let mut lines = Vec::new();
     if let Some(u) = &s.untouched {
         lines.push(format!("untouched  {}: {}", s.server, u.label(&w.package)));
     } else if let Some(said) = &s.broken {
         lines.push(format!(
-            "broken     {} ({} → {}): ran before; with it, it no longer starts: {said}",
-            s.server,
-            before_versions(s),
-            w.version
+            "broken     {moved}: ran before; with it, it no longer starts: {said}"
         ));
     } else if s.changed() {
-        lines.push(format!(
-            "changed    {} ({} → {})",
-            s.server,
-            before_versions(s),
-            w.version
-        ));
+        lines.push(format!("changed    {moved}"));
         for e in s
             .endings
             .iter()
@@ -149,28 +143,11 @@ fn server_lines(w: &WhatIf, s: &WhatIfServer) -> Vec<String> {
             .filter(|e| e.before != e.after)
             .map(pair)
             .collect();
-        lines.push(format!(
-            "undecided  {} ({} → {}): {}",
-            s.server,
-            before_versions(s),
-            w.version,
-            differ.join("; ")
-        ));
+        lines.push(format!("undecided  {moved}: {}", differ.join("; ")));
     } else if let Some(why) = &s.no_verdict {
-        lines.push(format!(
-            "no verdict {} ({} → {}): {why}, on both sides",
-            s.server,
-            before_versions(s),
-            w.version
-        ));
+        lines.push(format!("no verdict {moved}: {why}, on both sides"));
     } else {
-        lines.push(format!(
-            "unchanged  {} ({} → {}): {}",
-            s.server,
-            before_versions(s),
-            w.version,
-            same(s)
-        ));
+        lines.push(format!("unchanged  {moved}: {}", same(s)));
     }
     for c in &s.not_replaced {
         let how = if c.bundled { ", bundled" } else { "" };

@@ -249,17 +249,7 @@ fn copies_text(copies: &[SdkCopy]) -> String {
 }
 
 fn prepare_entry(r: &Replacement, e: &Entry, cache: &Path) -> PreparedEntry {
-    let mut server = WhatIfServer {
-        server: e.id.clone(),
-        after: None,
-        copies: Vec::new(),
-        replaced: Vec::new(),
-        not_replaced: Vec::new(),
-        untouched: None,
-        no_verdict: None,
-        broken: None,
-        endings: Vec::new(),
-    };
+    let mut server = WhatIfServer::named(&e.id);
     let before = match e.registry {
         Registry::Npm => npm::inventory_before(e, r, cache),
         Registry::Pypi => pypi::inventory_before(e, r, cache),
