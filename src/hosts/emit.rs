@@ -11,7 +11,9 @@ use std::fmt::Write as _;
 
 use super::analyze::{self, RunReading};
 use super::measure::{Measurement, PathRuns};
-use super::reading::{word, ActionKind, HostPlumbing, HostVia, LadderShape, SentBy, WalkedAway};
+use super::reading::{
+    word, ActionKind, Gap, HostPlumbing, HostVia, LadderShape, SentBy, WalkedAway, TRIGGER_TO_FIRST,
+};
 use crate::model::{Plumbing, Spread, Target};
 
 /// The harness's window after a final SIGKILL nobody waits on.
@@ -27,7 +29,7 @@ pub struct PathLadder {
     pub plumbing: HostPlumbing,
     pub walked_away: Option<WalkedAway>,
     /// Per gap between consecutive steps: (from → to, min, median, max ms).
-    pub waits: Vec<(String, Spread)>,
+    pub waits: Vec<(Gap, Spread)>,
     /// From the trigger to the first step.
     pub first: Option<Spread>,
     pub senders: Vec<SentBy>,
@@ -165,7 +167,7 @@ fn senders(r: &RunReading) -> Vec<SentBy> {
 
 /// Per gap between `first`'s consecutive deliveries: `from → to` and its spread over the
 /// runs of the same shape.
-fn waits(first: &RunReading, same: &[&RunReading]) -> Vec<(String, Spread)> {
+fn waits(first: &RunReading, same: &[&RunReading]) -> Vec<(Gap, Spread)> {
     let mut waits = Vec::new();
     for i in 1..first.deliveries.len() {
         let xs: Vec<f64> = same
@@ -174,12 +176,11 @@ fn waits(first: &RunReading, same: &[&RunReading]) -> Vec<(String, Spread)> {
             .map(|r| r.deliveries[i].at_ms - r.deliveries[i - 1].at_ms)
             .collect();
         if let Some(s) = Spread::of(xs) {
-            let label = format!(
-                "{} → {}",
-                first.deliveries[i - 1].action,
-                first.deliveries[i].action
-            );
-            waits.push((label, s));
+            let gap = Gap {
+                from: first.deliveries[i - 1].action,
+                to: first.deliveries[i].action,
+            };
+            waits.push((gap, s));
         }
     }
     waits
@@ -426,10 +427,10 @@ fn measured_line(m: &Measurement, g: &PathLadder) -> String {
     let mut waits: Vec<String> = g
         .waits
         .iter()
-        .map(|(label, s)| format!("{} = \"{}\"", toml_str(label), s))
+        .map(|(gap, s)| format!("{} = \"{}\"", toml_str(&gap.to_string()), s))
         .collect();
     if let Some(s) = g.first {
-        waits.insert(0, format!("\"trigger → first\" = \"{}\"", s));
+        waits.insert(0, format!("{} = \"{}\"", toml_str(TRIGGER_TO_FIRST), s));
     }
     if let Some((action, s)) = &g.walk {
         waits.push(format!("\"{action} walk (first → server)\" = \"{s}\""));

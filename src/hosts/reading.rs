@@ -458,6 +458,23 @@ pub struct RunReading {
     pub walked_away: Option<WalkedAway>,
 }
 
+/// Two consecutive things the host did: the wait between them is measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gap {
+    pub from: ActionKind,
+    pub to: ActionKind,
+}
+
+impl std::fmt::Display for Gap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} → {}", self.from, self.to)
+    }
+}
+
+/// The key of a measured profile's `waits` for the time from the quit to the host's first
+/// step.
+pub const TRIGGER_TO_FIRST: &str = "trigger → first";
+
 /// A unit variant's name as it is serialised (`socketpair`, `own`, `children`).
 pub fn word(t: &impl Serialize) -> String {
     match serde_json::to_value(t) {

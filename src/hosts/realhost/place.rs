@@ -5,6 +5,7 @@
 use super::RealRun;
 use crate::config::profiles::{Profile, Profiles};
 use crate::hosts::catalogue::HostSpec;
+use crate::hosts::reading::TRIGGER_TO_FIRST;
 use crate::model::{
     stage_after, Action, HostSignal, Observation, RealHostRun, Scenario, ScenarioId, Sender,
     SignalName, Stage, StepRecord, Target,
@@ -28,7 +29,7 @@ pub fn ladder_offset_ms(profile: &Profile) -> f64 {
     profile
         .measured
         .as_ref()
-        .and_then(|m| m.waits.get("trigger → first"))
+        .and_then(|m| m.waits.get(TRIGGER_TO_FIRST))
         .map(|w| w.median_ms)
         .unwrap_or(0.0)
 }
@@ -170,7 +171,7 @@ fn only_the_reaction_spreads(m: &crate::model::MeasuredRef, profile: &Profile) -
         .map(|(k, _)| k.as_str())
         .collect();
     use crate::config::profiles::ProfileAction as A;
-    spreads == ["trigger → first"]
+    spreads == [TRIGGER_TO_FIRST]
         && profile.steps.first().is_some_and(|s| {
             matches!(s.action, A::Sigterm | A::Sigint | A::Sigkill | A::Sighup)
                 && s.to != Target::Children
