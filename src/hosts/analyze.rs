@@ -226,7 +226,9 @@ fn deliveries(f: &RunFacts, host: &[i32]) -> Vec<HostAction> {
             from: daemon
                 .as_ref()
                 .map_or(SentBy::Host, |(_, c)| SentBy::Daemon(c.clone())),
-            at_ms: ms(t0, e.t_ns),
+            // A pipe's end is logged by a thread that may have waited for a CPU after it
+            // woke: the end came that much earlier (`queued_ns`).
+            at_ms: (ms(t0, e.t_ns) - e.queued_ms()).max(0.0),
             unseen_at_server: false,
             walk_ms: None,
         };

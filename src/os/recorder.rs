@@ -306,14 +306,21 @@ fn answer(msg: &Value) -> Option<Value> {
 fn watch_stdout(log: Arc<Log>) {
     std::thread::spawn(move || {
         use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+        // Real-time, as the signal thread: it wakes once and writes a line.
+        super::sched::realtime_this_thread();
         let stdout = std::io::stdout();
         let fd = std::os::fd::AsFd::as_fd(&stdout);
         loop {
+            let before = queued_ns();
             let mut fds = [PollFd::new(fd, PollFlags::empty())];
             match poll(&mut fds, PollTimeout::NONE) {
                 Ok(n) if n > 0 => {
                     let revents = fds[0].revents().map(|r| r.bits()).unwrap_or(0);
-                    log.event("stdout_unwritable", json!({"revents": revents}));
+                    log.event(
+                        "stdout_unwritable",
+                        json!({"revents": revents,
+                               "queued_ns": queued_ns().saturating_sub(before)}),
+                    );
                     return;
                 }
                 _ => std::thread::sleep(Duration::from_millis(5)),
@@ -328,11 +335,14 @@ fn serve(log: &Log) {
     let mut buf: Vec<u8> = Vec::new();
     let mut chunk = vec![0u8; 65536];
     loop {
+        // How long the read waited for a CPU after its data or its end came.
+        let before = queued_ns();
         match input.read(&mut chunk) {
             Ok(0) => {
                 log.event(
                     "stdin_eof",
-                    json!({"how": "eof", "stdin": kind, "unparsed": buf.len()}),
+                    json!({"how": "eof", "stdin": kind, "unparsed": buf.len(),
+                           "queued_ns": queued_ns().saturating_sub(before)}),
                 );
                 return;
             }
