@@ -23,8 +23,6 @@ const LONGER_TODAY: &[(&str, usize)] = &[
     ("src/mcp/handshake.rs: handshake", 66),
     ("src/os/tracer.rs: trace_until_stopped", 78),
     ("src/render/hosts.rs: view", 61),
-    ("src/render/html/mod.rs: render_with", 64),
-    ("src/render/html/timeline.rs: timeline", 72),
     ("src/supervisor/client_stub.rs: main", 80),
     ("src/supervisor/direct.rs: run", 65),
     ("src/supervisor/drive.rs: drive", 68),
