@@ -19,7 +19,6 @@ const LONGER_TODAY: &[(&str, usize)] = &[
     ("src/cli/census.rs: run", 78),
     ("src/cli/host.rs: real_host", 68),
     ("src/harness/setup.rs: ensure", 65),
-    ("src/mcp/handshake.rs: handshake", 66),
     ("src/os/tracer.rs: trace_until_stopped", 78),
     ("src/render/hosts.rs: view", 61),
     ("src/supervisor/client_stub.rs: main", 80),
