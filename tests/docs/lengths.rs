@@ -13,7 +13,6 @@ const MAX_FN_LINES: usize = 60;
 /// Functions over the limit today, `file: name` → lines. An entry may only shrink: a
 /// function split under the limit leaves the list, and none joins it.
 const LONGER_TODAY: &[(&str, usize)] = &[
-    ("src/census/listing/inputs.rs: resolve_argument", 68),
     ("src/cli/bisect.rs: run", 68),
     ("src/cli/census.rs: run", 78),
     ("src/cli/host.rs: real_host", 68),
