@@ -153,6 +153,15 @@ fn await_response(
     }
 }
 
+/// What the server says of itself in its `initialize` result: the protocol version and its
+/// name and version.
+fn read_initialize(result: &Value, info: &mut HandshakeInfo) {
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(String::from);
+    info.protocol_version = text(result.get("protocolVersion"));
+    info.server_name = text(result.pointer("/serverInfo/name"));
+    info.server_version = text(result.pointer("/serverInfo/version"));
+}
+
 /// Confirms the server is up and serving: `initialize` → `notifications/initialized` →
 /// `ping`, or for a stateless (2026-07-28) server just `ping`. `started_ns` is the launch time.
 pub fn handshake(
@@ -181,18 +190,7 @@ pub fn handshake(
         send(stdin, &init, "initialize", deadline)?;
         let resp = await_response(stdin, rx, 1, "initialize", deadline)?;
         if let Some(result) = resp.get("result") {
-            info.protocol_version = result
-                .get("protocolVersion")
-                .and_then(Value::as_str)
-                .map(String::from);
-            info.server_name = result
-                .pointer("/serverInfo/name")
-                .and_then(Value::as_str)
-                .map(String::from);
-            info.server_version = result
-                .pointer("/serverInfo/version")
-                .and_then(Value::as_str)
-                .map(String::from);
+            read_initialize(result, &mut info);
             send(
                 stdin,
                 &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),

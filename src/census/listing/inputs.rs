@@ -132,62 +132,82 @@ pub(super) fn resolve_argument(
     let required = optional_bool(pointer, obj, "isRequired")?;
     let secret = optional_bool(pointer, obj, "isSecret")?;
     match required_str(pointer, obj, "type")? {
-        "positional" => {
-            let hint = optional_str(pointer, obj, "valueHint")?;
-            match resolve_input(pointer, obj, options, placeholders)? {
-                Resolution::Value(v) => Ok(vec![v]),
-                Resolution::Omit if required => Err(invalid(
-                    pointer,
-                    "required argument left without a value by its variables",
-                )),
-                Resolution::Omit => Ok(vec![]),
-                Resolution::Absent => {
-                    if let Some(v) = hint.and_then(|h| options.variables.get(h)) {
-                        return Ok(vec![v.clone()]);
-                    }
-                    if secret && required {
-                        placeholders.push(hint.unwrap_or("positional argument").to_string());
-                        return Ok(vec![PLACEHOLDER.to_string()]);
-                    }
-                    // As hosts show and run it: a positional without a value is its hint.
-                    match hint {
-                        Some(h) => Ok(vec![h.to_string()]),
-                        None => Err(invalid(
-                            pointer,
-                            "a positional argument needs `value` or `valueHint`",
-                        )),
-                    }
-                }
-            }
-        }
-        "named" => {
-            let name = required_str(pointer, obj, "name")?;
-            if name.is_empty() || name.chars().any(char::is_whitespace) {
-                return Err(invalid(
-                    format!("{pointer}/name"),
-                    format!("`name` {name:?} is not a command-line flag"),
-                ));
-            }
-            match resolve_input(pointer, obj, options, placeholders)? {
-                Resolution::Value(v) => Ok(named_words(name, v)),
-                Resolution::Omit if required => Err(invalid(
-                    pointer,
-                    format!("required argument `{name}` left without a value by its variables"),
-                )),
-                Resolution::Omit => Ok(vec![]),
-                Resolution::Absent if secret && required => {
-                    placeholders.push(name.to_string());
-                    Ok(named_words(name, PLACEHOLDER.to_string()))
-                }
-                Resolution::Absent if secret => Ok(vec![]),
-                // A named argument without a value is a switch (`--stdio`, `--read-only`).
-                Resolution::Absent => Ok(vec![name.to_string()]),
-            }
-        }
+        "positional" => positional(pointer, obj, (required, secret), options, placeholders),
+        "named" => named(pointer, obj, (required, secret), options, placeholders),
         other => Err(invalid(
             format!("{pointer}/type"),
             format!("unknown argument type `{other}` (expected positional or named)"),
         )),
+    }
+}
+
+/// A positional argument: its value, else its hint's variable, a placeholder for a required
+/// secret, or the hint itself. `(required, secret)` as the argument says.
+fn positional(
+    pointer: &str,
+    obj: &Map<String, Value>,
+    (required, secret): (bool, bool),
+    options: &ParseOptions,
+    placeholders: &mut Vec<String>,
+) -> Result<Vec<String>, Reject> {
+    let hint = optional_str(pointer, obj, "valueHint")?;
+    match resolve_input(pointer, obj, options, placeholders)? {
+        Resolution::Value(v) => Ok(vec![v]),
+        Resolution::Omit if required => Err(invalid(
+            pointer,
+            "required argument left without a value by its variables",
+        )),
+        Resolution::Omit => Ok(vec![]),
+        Resolution::Absent => {
+            if let Some(v) = hint.and_then(|h| options.variables.get(h)) {
+                return Ok(vec![v.clone()]);
+            }
+            if secret && required {
+                placeholders.push(hint.unwrap_or("positional argument").to_string());
+                return Ok(vec![PLACEHOLDER.to_string()]);
+            }
+            // As hosts show and run it: a positional without a value is its hint.
+            match hint {
+                Some(h) => Ok(vec![h.to_string()]),
+                None => Err(invalid(
+                    pointer,
+                    "a positional argument needs `value` or `valueHint`",
+                )),
+            }
+        }
+    }
+}
+
+/// A named argument: the flag and its value, a placeholder for a required secret, or the
+/// flag alone (a switch). `(required, secret)` as the argument says.
+fn named(
+    pointer: &str,
+    obj: &Map<String, Value>,
+    (required, secret): (bool, bool),
+    options: &ParseOptions,
+    placeholders: &mut Vec<String>,
+) -> Result<Vec<String>, Reject> {
+    let name = required_str(pointer, obj, "name")?;
+    if name.is_empty() || name.chars().any(char::is_whitespace) {
+        return Err(invalid(
+            format!("{pointer}/name"),
+            format!("`name` {name:?} is not a command-line flag"),
+        ));
+    }
+    match resolve_input(pointer, obj, options, placeholders)? {
+        Resolution::Value(v) => Ok(named_words(name, v)),
+        Resolution::Omit if required => Err(invalid(
+            pointer,
+            format!("required argument `{name}` left without a value by its variables"),
+        )),
+        Resolution::Omit => Ok(vec![]),
+        Resolution::Absent if secret && required => {
+            placeholders.push(name.to_string());
+            Ok(named_words(name, PLACEHOLDER.to_string()))
+        }
+        Resolution::Absent if secret => Ok(vec![]),
+        // A named argument without a value is a switch (`--stdio`, `--read-only`).
+        Resolution::Absent => Ok(vec![name.to_string()]),
     }
 }
 

@@ -29,36 +29,10 @@ pub(super) fn read_server(
         Ok(h) => h,
         Err(r) => return (name, (vec![], vec![r])),
     };
-    let packages = match obj.get("packages") {
-        None | Some(Value::Null) => &[][..],
-        Some(Value::Array(p)) => p.as_slice(),
-        Some(other) => {
-            let r = invalid(
-                format!("{pointer}/packages"),
-                format!("`packages` must be an array, found {}", kind(other)),
-            );
-            return (name, (vec![], vec![r]));
-        }
+    let packages = match packages_of(pointer, obj) {
+        Ok(p) => p,
+        Err(r) => return (name, (vec![], vec![r])),
     };
-    if packages.is_empty() {
-        let has_remotes = obj
-            .get("remotes")
-            .and_then(Value::as_array)
-            .is_some_and(|r| !r.is_empty());
-        let r = if has_remotes {
-            unrunnable(
-                format!("{pointer}/remotes"),
-                "remote-only server (it lists `remotes` and no `packages`; the suite launches \
-                 stdio packages)",
-            )
-        } else {
-            invalid(
-                format!("{pointer}/packages"),
-                "the server lists no `packages` to run",
-            )
-        };
-        return (name, (vec![], vec![r]));
-    }
     let mut entries = vec![];
     let mut rejects = vec![];
     for (j, package) in packages.iter().enumerate() {
@@ -69,6 +43,40 @@ pub(super) fn read_server(
         }
     }
     (name, (entries, rejects))
+}
+
+/// A server's packages: at least one, or why it cannot be run (remote-only, none listed,
+/// not a list).
+fn packages_of<'a>(pointer: &str, obj: &'a Map<String, Value>) -> Result<&'a [Value], Reject> {
+    let packages = match obj.get("packages") {
+        None | Some(Value::Null) => &[][..],
+        Some(Value::Array(p)) => p.as_slice(),
+        Some(other) => {
+            return Err(invalid(
+                format!("{pointer}/packages"),
+                format!("`packages` must be an array, found {}", kind(other)),
+            ));
+        }
+    };
+    if !packages.is_empty() {
+        return Ok(packages);
+    }
+    let has_remotes = obj
+        .get("remotes")
+        .and_then(Value::as_array)
+        .is_some_and(|r| !r.is_empty());
+    Err(if has_remotes {
+        unrunnable(
+            format!("{pointer}/remotes"),
+            "remote-only server (it lists `remotes` and no `packages`; the suite launches \
+             stdio packages)",
+        )
+    } else {
+        invalid(
+            format!("{pointer}/packages"),
+            "the server lists no `packages` to run",
+        )
+    })
 }
 
 pub(super) struct Header {

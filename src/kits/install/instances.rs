@@ -88,13 +88,7 @@ pub(super) fn instances(
                 source,
             })
         };
-        let command = render(&shape.command)?;
-        // Absolute, so the instance runs the toolchain it was installed with.
-        let command = if command.contains('/') {
-            normalize(&dir.join(&command)).display().to_string()
-        } else {
-            which(&command).map_or(command, |p| p.display().to_string())
-        };
+        let command = absolute(render(&shape.command)?, dir);
         let args = shape
             .args
             .iter()
@@ -129,4 +123,14 @@ pub(super) fn instances(
         });
     }
     Ok(out)
+}
+
+/// A shape's command made absolute, so the instance runs the toolchain it was installed with:
+/// a path relative to the instance's directory, or a program found on `PATH`.
+fn absolute(command: String, dir: &Path) -> String {
+    if command.contains('/') {
+        normalize(&dir.join(&command)).display().to_string()
+    } else {
+        which(&command).map_or(command, |p| p.display().to_string())
+    }
 }

@@ -22,7 +22,7 @@ use view::{
 use super::history;
 use super::hosts::is_host_scenario;
 use super::present::{axes, cells, index_of, left_behind, ms, outcome, visible};
-use crate::model::{Report, Status, Summary};
+use crate::model::{Report, ScenarioId, Status, Summary};
 
 #[derive(Template)]
 #[template(path = "report.html", config = "src/render/askama.toml")]
@@ -58,25 +58,7 @@ pub fn render_with(report: &Report, header: String) -> String {
     let b = &report.budgets;
     let (servers, mut scenarios) = axes(report);
     scenarios.retain(|s| !is_host_scenario(report, s));
-    let grid = cells(report);
     let (host_columns, host_rows) = host_view(report);
-    let rows = servers
-        .iter()
-        .map(|sv| Row {
-            server: visible(sv),
-            cells: scenarios
-                .iter()
-                .map(|sc| {
-                    grid.get(&(*sv, *sc)).map(|r| Cell {
-                        class: case_class(r),
-                        flaky: is_flaky(r),
-                        index: index_of(report, r),
-                        text: format!("{}{}", outcome(r), left_behind(r)),
-                    })
-                })
-                .collect(),
-        })
-        .collect();
     let page = Page {
         title: format!("MCP shutdown conformance · spec {}", report.spec),
         header,
@@ -95,11 +77,7 @@ pub fn render_with(report: &Report, header: String) -> String {
         ),
         summary: &report.summary,
         scenarios: scenarios.iter().map(|s| s.to_string()).collect(),
-        rows: if scenarios.is_empty() {
-            Vec::new()
-        } else {
-            rows
-        },
+        rows: matrix_rows(report, &servers, &scenarios),
         host_columns,
         host_rows,
         profiles: profile_views(report),
@@ -117,6 +95,31 @@ pub fn render_with(report: &Report, header: String) -> String {
             .collect(),
     };
     page.render().expect("the report page renders")
+}
+
+/// The matrix: a row per server, a cell per scenario (none without a scenario to show).
+fn matrix_rows(report: &Report, servers: &[&str], scenarios: &[&ScenarioId]) -> Vec<Row> {
+    if scenarios.is_empty() {
+        return Vec::new();
+    }
+    let grid = cells(report);
+    servers
+        .iter()
+        .map(|sv| Row {
+            server: visible(sv),
+            cells: scenarios
+                .iter()
+                .map(|sc| {
+                    grid.get(&(*sv, *sc)).map(|r| Cell {
+                        class: case_class(r),
+                        flaky: is_flaky(r),
+                        index: index_of(report, r),
+                        text: format!("{}{}", outcome(r), left_behind(r)),
+                    })
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 /// A verdict's colour (its CSS class).

@@ -166,28 +166,7 @@ pub fn timeline(r: &JudgedCase, budgets: &Budgets) -> String {
         texts: Vec::new(),
     };
     if r.steps.is_empty() {
-        t.rects.push(Rect {
-            class: None,
-            x: N(LEFT),
-            y: N(BAND_TOP),
-            w: N(Scale::width()),
-            h: N(AXIS - BAND_TOP),
-            fill: "#f6f8fa",
-            opacity: None,
-        });
-        let why = match &r.error {
-            Some(e) => format!("the case could not run ({})", e.kind),
-            None => "no step was recorded".into(),
-        };
-        t.text(
-            LEFT + 8.0,
-            BAND_TOP + 19.0,
-            12,
-            "#57606a",
-            "start",
-            format!("no stop ladder: {why}"),
-        );
-        return t.render().expect("timelines render");
+        return no_ladder(t, r);
     }
     // Planned steps (from the ladder the report carries), matched to recorded ones by position.
     let planned: Vec<(f64, u64, String)> = r
@@ -223,6 +202,32 @@ pub fn timeline(r: &JudgedCase, budgets: &Budgets) -> String {
     steps(&mut t, r, &s, &planned);
     life(&mut t, r, &s);
     runs(&mut t, r, &s);
+    t.render().expect("timelines render")
+}
+
+/// A case without steps: a blank band saying why there is no ladder to draw.
+fn no_ladder(mut t: Timeline, r: &JudgedCase) -> String {
+    t.rects.push(Rect {
+        class: None,
+        x: N(LEFT),
+        y: N(BAND_TOP),
+        w: N(Scale::width()),
+        h: N(AXIS - BAND_TOP),
+        fill: "#f6f8fa",
+        opacity: None,
+    });
+    let why = match &r.error {
+        Some(e) => format!("the case could not run ({})", e.kind),
+        None => "no step was recorded".into(),
+    };
+    t.text(
+        LEFT + 8.0,
+        BAND_TOP + 19.0,
+        12,
+        "#57606a",
+        "start",
+        format!("no stop ladder: {why}"),
+    );
     t.render().expect("timelines render")
 }
 
