@@ -110,21 +110,12 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
             why,
         });
     }
-    // The shape most runs showed: one odd run (a race in the host) does not name the path.
-    // On a tie, the longer: a recorder SIGKILLed a few ms after a signal may die before it
-    // logs that signal, but no run logs a signal that was never sent. The same holds for
-    // the pipes closing just before that SIGKILL (`unlogged`).
+    // The ladder most runs showed, in its fullest logged form (`unlogged`).
     let picked = unlogged::pick_ladder(&readings);
     let first = &readings[picked.index];
     let shape = picked.shape.clone();
-    let others: Vec<String> = readings
-        .iter()
-        .zip(&picked.like)
-        .filter(|(_, like)| !**like)
-        .map(|(r, _)| one_line(r))
-        .collect();
-    // Each wait, the first step and a walk are read from every run of the ladder that
-    // logged the steps up to them.
+    let others = picked.others(&readings, one_line);
+    // Each wait, the first step and a walk: from every run that logged the steps to them.
     let like_runs = picked.runs(&readings);
     let waits = waits(first, &like_runs);
     let firsts = like_runs

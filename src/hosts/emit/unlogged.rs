@@ -1,3 +1,7 @@
+//! The ladder that names a path's runs: the shape most showed (one odd run, a race in the
+//! host, does not name the path); on a tie the longer (a recorder SIGKILLed a few ms after a
+//! signal may die before it logs that signal, but no run logs a signal never sent).
+//!
 //! The pipes closing in the moment before the server's SIGKILL: whether the recorder logs
 //! its stdin's end, its stdout's, both or neither before it dies is a race between its own
 //! threads and the kill (GitHub Copilot CLI closes both and SIGKILLs 0–10 ms later). Runs
@@ -42,6 +46,20 @@ pub(super) fn pick_ladder(readings: &[RunReading]) -> Picked {
 }
 
 impl Picked {
+    /// The runs that show another ladder, each as `line` says.
+    pub(super) fn others(
+        &self,
+        readings: &[RunReading],
+        line: fn(&RunReading) -> String,
+    ) -> Vec<String> {
+        readings
+            .iter()
+            .zip(&self.like)
+            .filter(|(_, like)| !**like)
+            .map(|(r, _)| line(r))
+            .collect()
+    }
+
     /// The runs of this ladder that logged its first step first.
     pub(super) fn runs<'a>(&self, readings: &'a [RunReading]) -> Vec<&'a RunReading> {
         readings
