@@ -102,7 +102,7 @@ pub fn run(cmd: HostCmd) -> Result<ExitCode, Error> {
         HostCmd::List => {
             for h in catalogue::HOSTS {
                 let t: Vec<&str> = h.paths.iter().map(|p| p.trigger).collect();
-                println!("{:14} {:28} {}", h.id, h.package, t.join(", "));
+                println!("{:18} {:28} {}", h.id, h.package, t.join(", "));
             }
         }
         HostCmd::History { host } => print!("{}", emit::history(&saved(find(&host)?))),

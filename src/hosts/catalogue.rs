@@ -145,6 +145,32 @@ const GEMINI_PATHS: [QuitPath; 7] = one_shot_then_tui("prompt", &["-p", "say ok"
 const CONTINUE_PATHS: [QuitPath; 7] = one_shot_then_tui("print", &["-p", "say ok"], "/exit");
 const OPENCODE_PATHS: [QuitPath; 7] = one_shot_then_tui("run", &["run", "say ok"], "/exit");
 const COPILOT_PATHS: [QuitPath; 7] = one_shot_then_tui("prompt", &["-p", "say ok"], "/exit");
+/// The native binary alone: what a user who installed it without npm starts, and what the
+/// npm launcher runs (a signal to the launcher is not forwarded). Its other quit paths are
+/// the launcher's (the keys reach the native binary either way).
+const COPILOT_NATIVE_PATHS: [QuitPath; 2] = [
+    QuitPath {
+        trigger: "sigterm",
+        drive: Drive::Tui(TuiQuit::Sigterm),
+    },
+    QuitPath {
+        trigger: "sigkill",
+        drive: Drive::Tui(TuiQuit::Sigkill),
+    },
+];
+/// The native binary's name in `node_modules/.bin`: its platform package's own bin
+/// (`@github/copilot-<platform>-<arch>`, which the launcher resolves the same way).
+const COPILOT_NATIVE_BIN: &str = if cfg!(target_os = "macos") {
+    if cfg!(target_arch = "aarch64") {
+        "copilot-darwin-arm64"
+    } else {
+        "copilot-darwin-x64"
+    }
+} else if cfg!(target_arch = "aarch64") {
+    "copilot-linux-arm64"
+} else {
+    "copilot-linux-x64"
+};
 /// Cline's TUI waits on terminal answers a bare pty does not give: it runs in tmux.
 const CLINE_PATHS: [QuitPath; 7] = one_shot_then_tui("prompt", &["say ok"], "/quit");
 
@@ -216,6 +242,16 @@ pub const HOSTS: &[HostSpec] = &[
         bin: "copilot",
         tui_args: &[],
         paths: &COPILOT_PATHS,
+        terminal: Terminal::Pty,
+        config: ConfigKind::Copilot,
+    },
+    HostSpec {
+        id: "copilot-cli-native",
+        name: "GitHub Copilot CLI (its native binary)",
+        package: "@github/copilot",
+        bin: COPILOT_NATIVE_BIN,
+        tui_args: &[],
+        paths: &COPILOT_NATIVE_PATHS,
         terminal: Terminal::Pty,
         config: ConfigKind::Copilot,
     },

@@ -26,6 +26,9 @@ pub const WALK_CAP_MS: u64 = 5000;
 pub struct PathLadder {
     pub triggers: Vec<String>,
     pub shape: LadderShape,
+    /// The shape but for the pipes' closes the recorder may not live to log before its
+    /// SIGKILL: what makes two paths' ladders one.
+    pub key: LadderShape,
     pub plumbing: HostPlumbing,
     pub walked_away: Option<WalkedAway>,
     /// Per gap between consecutive steps: (from → to, min, median, max ms).
@@ -43,6 +46,9 @@ pub struct PathLadder {
     /// Runs in which the server was SIGKILLed before it could take a signal its
     /// descendants took (counted as reaching it).
     pub unseen_at_server: usize,
+    /// Per run of the ladder, how many ends of the pipes it logged closing: fewer than the
+    /// ladder shows is the recorder's race with the SIGKILL (`unlogged`).
+    pub closes_logged: Vec<usize>,
     /// The runs that showed another shape, one line each.
     pub others: Vec<String>,
     /// From the trigger to the host's exit, over every run.
@@ -106,23 +112,21 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
             why,
         });
     }
-    let (first, shape) = most_shown(&readings);
-    let same: Vec<&RunReading> = readings
-        .iter()
-        .filter(|r| analyze::shape(r) == shape)
-        .collect();
-    let others: Vec<String> = readings
-        .iter()
-        .filter(|r| analyze::shape(r) != shape)
-        .map(one_line)
-        .collect();
-    let waits = waits(first, &same);
-    let firsts = same
+    // The ladder most runs showed, in its fullest logged form (`unlogged`).
+    let picked = unlogged::pick_ladder(&readings);
+    let first = &readings[picked.index];
+    let shape = picked.shape.clone();
+    let others = picked.others(&readings, one_line);
+    // Each wait, the first step and a walk: from every run that logged the steps to them.
+    let like_runs = picked.runs(&readings);
+    let waits = waits(first, &like_runs);
+    let firsts = like_runs
         .iter()
         .filter_map(|r| r.deliveries.first().map(|d| d.at_ms))
         .collect();
     Ok(PathLadder {
         triggers: vec![p.trigger.clone()],
+        key: picked.key,
         shape,
         plumbing: first.plumbing.clone(),
         walked_away: first.walked_away.clone(),
@@ -131,30 +135,19 @@ pub fn summarise(p: &PathRuns) -> Result<PathLadder, Unmeasured> {
         senders: senders(first),
         daemons: daemons_of(p),
         repeats: readings.len(),
-        shapes_differ: same.len() != readings.len(),
+        shapes_differ: !others.is_empty(),
         runs: readings.len(),
         unseen_at_server: readings
             .iter()
             .filter(|r| r.deliveries.iter().any(|d| d.unseen_at_server))
             .count(),
+        closes_logged: picked.closes_logged,
         others,
         host_exit: Spread::of(readings.iter().filter_map(|r| r.host_exit_ms).collect()),
         daemon_up: p.daemon_up,
         same_with_daemon_up: Vec::new(),
-        walk: walk(&same),
+        walk: walk(&like_runs),
     })
-}
-
-/// The run whose shape most runs showed, and that shape: one odd run (a race in the host)
-/// does not name the path. On a tie, the longer: a recorder SIGKILLed a few ms after a
-/// signal may die before it logs that signal, but no run logs a signal that was never sent.
-fn most_shown(readings: &[RunReading]) -> (&RunReading, LadderShape) {
-    let shapes: Vec<_> = readings.iter().map(analyze::shape).collect();
-    let count = |s: &LadderShape| shapes.iter().filter(|x| *x == s).count();
-    let pick = (0..shapes.len())
-        .max_by_key(|&i| (count(&shapes[i]), shapes[i].len(), std::cmp::Reverse(i)))
-        .unwrap_or(0);
-    (&readings[pick], shapes[pick].clone())
 }
 
 /// Who sent what reached the server, each once.
@@ -166,13 +159,15 @@ fn senders(r: &RunReading) -> Vec<SentBy> {
 }
 
 /// Per gap between `first`'s consecutive deliveries: `from → to` and its spread over the
-/// runs of the same shape.
-fn waits(first: &RunReading, same: &[&RunReading]) -> Vec<(Gap, Spread)> {
+/// runs of the ladder that logged the same steps up to it.
+fn waits(first: &RunReading, runs: &[&RunReading]) -> Vec<(Gap, Spread)> {
+    let step = |d: &super::reading::HostAction| (d.action, d.to);
     let mut waits = Vec::new();
     for i in 1..first.deliveries.len() {
-        let xs: Vec<f64> = same
+        let xs: Vec<f64> = runs
             .iter()
             .filter(|r| r.deliveries.len() > i)
+            .filter(|r| (0..=i).all(|j| step(&r.deliveries[j]) == step(&first.deliveries[j])))
             .map(|r| r.deliveries[i].at_ms - r.deliveries[i - 1].at_ms)
             .collect();
         if let Some(s) = Spread::of(xs) {
@@ -237,7 +232,7 @@ fn one_line(r: &RunReading) -> String {
 fn ladder_key(x: &PathLadder) -> (LadderShape, HostPlumbing, bool) {
     let mut p = x.plumbing.clone();
     p.ctty = false;
-    (x.shape.clone(), p, x.walked_away.is_some())
+    (x.key.clone(), p, x.walked_away.is_some())
 }
 
 /// The paths of one release grouped by equal ladders (shape, plumbing, walking away), the
@@ -288,11 +283,18 @@ fn group_state(m: &Measurement, daemon_up: bool) -> (Vec<PathLadder>, Vec<Unmeas
                 let key = ladder_key;
                 if let Some(g) = groups.iter_mut().find(|g| key(g) == key(&l)) {
                     let t = &l.triggers[0];
+                    // A path that logged more of the pipes' closing shows the group's ladder
+                    // fuller (its waits go with its shape).
+                    if unlogged::ends(&l.shape) > unlogged::ends(&g.shape) {
+                        g.shape = l.shape.clone();
+                        g.waits = l.waits.clone();
+                    }
                     g.others
                         .extend(l.others.iter().map(|o| format!("{t}: {o}")));
                     g.shapes_differ |= l.shapes_differ;
                     g.runs += l.runs;
                     g.unseen_at_server += l.unseen_at_server;
+                    g.closes_logged.extend(l.closes_logged);
                     g.host_exit = match (g.host_exit, l.host_exit) {
                         (Some(a), Some(b)) => Some(Spread {
                             min_ms: a.min_ms.min(b.min_ms),
@@ -479,6 +481,7 @@ fn notes(g: &PathLadder) -> Vec<String> {
             analyze::SAME_MS
         ));
     }
+    notes.extend(unlogged::note(&g.closes_logged, &g.shape, g.runs));
     notes.extend(daemon_notes(g));
     if let Some(w) = &g.walked_away {
         notes.push(format!("Walked away: {w}."));
@@ -567,6 +570,7 @@ fn steps_toml(g: &PathLadder) -> String {
 }
 
 mod history;
+mod unlogged;
 pub use history::history;
 
 #[cfg(test)]

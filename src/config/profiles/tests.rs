@@ -141,38 +141,47 @@ fn host_ladders_are_pinned_to_their_sources() {
             "qwen-code-prompt",
             &[(CloseStdin, Process, 2_021), (ClosePipes, Process, 5_000)],
         ),
-        // Measured (opencode 1.18.33, 3 runs per path): the SDK ladder, its first SIGTERM
-        // to the server's children alone, cut short by its exit ~5.5 s after the quit,
-        // which races its SIGKILL: replayed as the walk-away.
+        // Measured (opencode 1.18.33, 3 runs per path, 2026-12-06): the SDK ladder, its
+        // first SIGTERM to the server's children alone; its exit, which does not wait for
+        // the ladder, came after the SIGKILL in every run (before it on busier days).
         (
             "opencode",
             &[
                 (Sigterm, Children, 1),
-                (CloseStdin, Process, 2_143),
-                (Sigterm, Process, 2_002),
-                (ClosePipes, Process, 5_000),
-            ],
-        ),
-        (
-            "opencode-ctrl-c-twice",
-            &[(Sigint, Group, 239), (ClosePipes, Process, 5_000)],
-        ),
-        (
-            "opencode-terminal-closed",
-            &[
-                (Sighup, Group, 2_644),
-                (Sigterm, Children, 1),
-                (CloseStdin, Process, 2_010),
-                (Sigterm, Process, 1_507),
-                (ClosePipes, Process, 5_000),
+                (CloseStdin, Process, 2_012),
+                (Sigterm, Process, 2_052),
+                (Sigkill, Process, 2_000),
             ],
         ),
         (
             "opencode-sigterm",
             &[
                 (Sigterm, Children, 1),
-                (CloseStdin, Process, 1_663),
-                (ClosePipes, Process, 5_000),
+                (CloseStdin, Process, 2_012),
+                (Sigterm, Process, 2_052),
+                (Sigkill, Process, 2_000),
+            ],
+        ),
+        // The first Ctrl-C begins the ladder; the second is the kernel's SIGINT, of which
+        // opencode dies: the pipes close, the kernel's SIGHUP comes as it exits.
+        (
+            "opencode-ctrl-c-twice",
+            &[
+                (Sigterm, Children, 6),
+                (CloseStdin, Process, 174),
+                (Sigint, Group, 146),
+                (ClosePipes, Process, 32),
+                (Sighup, Group, 5_000),
+            ],
+        ),
+        (
+            "opencode-terminal-closed",
+            &[
+                (Sighup, Group, 136),
+                (Sigterm, Children, 1),
+                (CloseStdin, Process, 2_003),
+                (Sigterm, Process, 2_004),
+                (Sigkill, Process, 2_000),
             ],
         ),
         ("opencode-sigkill", &[(ClosePipes, Process, 5_000)]),
@@ -182,26 +191,40 @@ fn host_ladders_are_pinned_to_their_sources() {
             "continue-cli-terminal-closed",
             &[(Sighup, Group, 44), (ClosePipes, Process, 5_000)],
         ),
-        // Measured (copilot 1.0.102, 3 runs per path): SIGTERM to the tree by `kill`, the
-        // pipes, SIGKILL ~2 ms later; signalled, its npm launcher dies and the CLI keeps it.
+        // Measured (copilot 1.0.102, 3 runs per path, 2026-12-06): SIGTERM to the tree, one
+        // `kill` per process, the server last, the pipes, SIGKILL 0-10 ms later; signalled,
+        // its npm launcher dies and the native CLI keeps the server.
         (
             "copilot-cli",
             &[
                 (Sigterm, Tree, 0),
-                (ClosePipes, Process, 2),
+                (ClosePipes, Process, 1),
                 (Sigkill, Process, 2_000),
             ],
         ),
         (
             "copilot-cli-terminal-closed",
             &[
-                (Sighup, Group, 78),
+                (Sighup, Group, 167),
                 (Sigterm, Tree, 0),
-                (ClosePipes, Process, 2),
+                (ClosePipes, Process, 1),
                 (Sigkill, Process, 2_000),
             ],
         ),
         ("copilot-cli-sigterm", &[(Nothing, Process, 5_000)]),
+        // Its native binary sent SIGTERM runs the quit's ladder; killed, it sends nothing.
+        (
+            "copilot-cli-native-sigterm",
+            &[
+                (Sigterm, Tree, 0),
+                (ClosePipes, Process, 1),
+                (Sigkill, Process, 2_000),
+            ],
+        ),
+        (
+            "copilot-cli-native-sigkill",
+            &[(ClosePipes, Process, 5_000)],
+        ),
         // Measured (cline 3.0.65, 3 runs per path, TUI in tmux): its own ladder, ~260 ms
         // then 2 s, on a first run; with its hub up (every later run) the hub is the
         // server's parent: the prompt's ladder comes from the hub, the TUI's quits send

@@ -237,3 +237,61 @@ fn on_a_tie_the_run_that_saw_more_names_the_path() {
         .collect();
     assert_eq!(steps, ["sigterm", "sigkill"]);
 }
+
+/// A run whose last step, a SIGKILL, is inferred from the server's death.
+fn killed(actions: &[(&str, f64)]) -> Run {
+    let mut r = run(actions, true, false);
+    if let Some(d) = r.reading.as_mut().and_then(|x| x.deliveries.last_mut()) {
+        d.from = SentBy::InferredFromDeath;
+    }
+    r
+}
+
+#[test]
+fn runs_that_differ_only_in_the_closes_logged_before_the_kill_are_one_ladder_shown_fullest() {
+    let both = killed(&[
+        ("sigterm", 100.0),
+        ("close-stdin", 100.5),
+        ("stdout-closed", 100.6),
+        ("sigkill", 102.0),
+    ]);
+    let stdin_only = killed(&[("sigterm", 90.0), ("close-stdin", 90.5), ("sigkill", 91.0)]);
+    let neither = killed(&[("sigterm", 80.0), ("sigkill", 82.0)]);
+    let path = |trigger: &str, runs: Vec<Run>| PathRuns {
+        daemon_up: false,
+        trigger: trigger.into(),
+        runs,
+    };
+    let m = Measurement {
+        host: "copilot-cli".into(),
+        package: "@github/copilot".into(),
+        version: "1.0.0".into(),
+        date: "2026-12-06".into(),
+        repeats: 3,
+        paths: vec![
+            path(
+                "quit-command",
+                vec![neither.clone(), both, stdin_only.clone()],
+            ),
+            path("ctrl-d", vec![stdin_only.clone(), neither, stdin_only]),
+        ],
+        wall_ms: 0,
+        installed: false,
+    };
+    let parsed: toml::Value = toml::from_str(&profiles_toml(&m, "Copilot")).unwrap();
+    let profiles = parsed["profile"].as_array().unwrap();
+    assert_eq!(profiles.len(), 1, "{parsed:#?}");
+    let p = &profiles[0];
+    let steps: Vec<&str> = p["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["do"].as_str().unwrap())
+        .collect();
+    assert_eq!(steps, ["sigterm", "close-pipes", "sigkill"]);
+    let triggers = p["measured"]["triggers"].as_array().unwrap();
+    assert_eq!(triggers.len(), 2);
+    let note = p["cap_note"].as_str().unwrap();
+    assert!(note.contains("In 5 of 6 runs"), "{note}");
+    assert!(!note.contains("another ladder"), "{note}");
+}

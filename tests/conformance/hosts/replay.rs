@@ -39,14 +39,6 @@ const NOT_STORED: &[&str] = &[
     "claude-code",
     "claude-code-terminal-closed",
     "claude-code-sigkill",
-    "opencode",
-    "opencode-ctrl-c-twice",
-    "opencode-terminal-closed",
-    "opencode-sigterm",
-    "opencode-sigkill",
-    "copilot-cli",
-    "copilot-cli-terminal-closed",
-    "copilot-cli-sigterm",
 ];
 
 /// One step of a ladder: what, to whom, and the wait after it.
