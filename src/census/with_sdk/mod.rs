@@ -335,24 +335,25 @@ fn no_verdict(report: &Report, server: &str) -> String {
         .unwrap_or_else(|| "could not run".into())
 }
 
-/// It ran before and, with the replacement, no ending got a verdict and every case failed
-/// for a reason of the server's own (it exited before the handshake: an import the
-/// replacement lacks, a crash in the patch): what it said last. Credentials or the machine
-/// are not the replacement's doing.
-fn broken(report: &Report, after: &str, endings: &[EndingPair]) -> Option<String> {
-    let ran_before = endings.iter().any(|e| e.before.is_some());
-    if !ran_before || endings.iter().any(|e| e.after.is_some()) {
+/// It came up before (answered the handshake), and with the replacement it never did: a case
+/// failed for a reason of the server's own (it exits before the handshake: an import the
+/// replacement lacks, a crash in the patch), none refused placeholder credentials. What it
+/// said last. An ending without a handshake (`stdin-null`) cannot tell a crash from an exit
+/// on EOF, so it neither proves nor disproves it.
+fn broken(report: &Report, before: &str, after: &str) -> Option<String> {
+    let of = |name: &str| -> Vec<&JudgedCase> {
+        report.results.iter().filter(|c| c.server == name).collect()
+    };
+    let (b, a) = (of(before), of(after));
+    let came_up = |cs: &[&JudgedCase]| cs.iter().any(|c| c.observation.handshake.is_some());
+    if !came_up(&b) || came_up(&a) || a.iter().any(|c| c.not_testable.is_some()) {
         return None;
     }
-    let cases: Vec<&JudgedCase> = report
-        .results
-        .iter()
-        .filter(|c| c.server == after)
-        .collect();
-    if cases.is_empty() || !cases.iter().all(|c| c.owner() == Some(Owner::Server)) {
-        return None;
-    }
-    let c = cases[0];
+    let c = a.iter().find(|c| {
+        c.error
+            .as_ref()
+            .is_some_and(|e| e.kind.owner() == Owner::Server)
+    })?;
     let said = c
         .stderr_tail
         .lines()
@@ -403,7 +404,7 @@ pub fn pair(report: &Report, r: &Replacement, prepared: &[PreparedEntry]) -> Wha
                 {
                     s.no_verdict = Some(no_verdict(report, &s.server));
                 }
-                s.broken = broken(report, after, &s.endings);
+                s.broken = broken(report, &s.server, after);
             }
             s
         })

@@ -360,7 +360,16 @@ fn a_server_that_ran_before_and_no_longer_starts_is_broken_by_the_replacement_no
     let e = &entries()[0];
     let r = release("1.24.0");
     let after = r.server_name(e);
-    let b = result(&e.id, "close", Stage::Eof, 40.0);
+    let mut b = result(&e.id, "close", Stage::Eof, 40.0);
+    b.observation.handshake = Some(crate::model::HandshakeInfo {
+        mode: crate::model::HandshakeMode::Initialize,
+        protocol_version: Some("2025-11-25".into()),
+        server_name: None,
+        server_version: None,
+        ms: 900.0,
+    });
+    // Without a handshake, stdin at EOF from the start reads a crash as an exit on EOF.
+    let null = result(&after, "stdin-null", Stage::Eof, 900.0);
     let mut a = result(&after, "close", Stage::Eof, 0.0);
     a.stage = None;
     a.checks.clear();
