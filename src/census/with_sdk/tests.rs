@@ -393,7 +393,7 @@ fn a_server_that_ran_before_and_no_longer_starts_is_broken_by_the_replacement_no
         manifest: None,
     };
     let w = pair(
-        &report_of(vec![b.clone(), a.clone()]),
+        &report_of(vec![b.clone(), a.clone(), null]),
         &r,
         &[prepared(&after)],
     );
