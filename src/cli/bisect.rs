@@ -111,20 +111,7 @@ pub fn run(
     let all = kits::load_kits(kits_dir)?;
     let req = kits::parse_sdk_arg(spec)?;
     let kit = kits::find_kit(&all, &req.line)?;
-    let sel = match req.target {
-        KitTarget::Registry(sel @ (VersionSel::Range { .. } | VersionSel::All)) => sel,
-        _ => {
-            return Err(Error::Usage(format!(
-                "--bisect needs a range of releases (LINE@A..B or LINE@all), not {spec:?}"
-            )))
-        }
-    };
-    let releases = kits::versions(kit, &sel)?;
-    if releases.len() < 2 {
-        return Err(Error::Usage(format!(
-            "--bisect: {spec} holds fewer than two releases"
-        )));
-    }
+    let releases = range_of(kit, req.target, spec)?;
     let cache = std::path::absolute(cache).map_err(Error::io(cache))?;
     let at = |i: usize| {
         let r = releases[i].clone();
@@ -167,6 +154,25 @@ pub fn run(
         ),
         None => Ok(ExitCode::from(exit_codes::SUCCESS)),
     }
+}
+
+/// The releases of `LINE@A..B` or `LINE@all`, at least two of them.
+fn range_of(kit: &kits::Kit, target: KitTarget, spec: &str) -> Result<Vec<kits::Release>, Error> {
+    let sel = match target {
+        KitTarget::Registry(sel @ (VersionSel::Range { .. } | VersionSel::All)) => sel,
+        _ => {
+            return Err(Error::Usage(format!(
+                "--bisect needs a range of releases (LINE@A..B or LINE@all), not {spec:?}"
+            )))
+        }
+    };
+    let releases = kits::versions(kit, &sel)?;
+    if releases.len() < 2 {
+        return Err(Error::Usage(format!(
+            "--bisect: {spec} holds fewer than two releases"
+        )));
+    }
+    Ok(releases)
 }
 
 fn git(e: kits::git::GitError) -> Error {

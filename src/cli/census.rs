@@ -16,6 +16,7 @@ use crate::census::{
     self, carry, credentials, launch_errors, registry, with_sdk, Entry, InstallProgress,
     ParseOptions,
 };
+use crate::config::manifest::Manifest;
 use crate::config::profiles::Profiles;
 use crate::error::Error;
 use crate::harness::locate;
@@ -35,10 +36,7 @@ pub fn run(a: CensusArgs) -> Result<ExitCode, Error> {
     let entries = read_listing(&name, &text, variables)?;
     let listed: BTreeSet<String> = entries.iter().map(|e| e.server_name.clone()).collect();
     let previous = a.previous.as_deref().map(super::load_report).transpose()?;
-    let entries = select(entries, &a.servers, a.opts.partition.as_deref())?;
-    if let Some(p) = &a.opts.partition {
-        eprintln!("census: partition {p}: {} entries", entries.len());
-    }
+    let entries = chosen(entries, &a)?;
     let Some(entries) = my_shard(entries, shard) else {
         return Ok(ExitCode::SUCCESS);
     };
@@ -58,33 +56,17 @@ pub fn run(a: CensusArgs) -> Result<ExitCode, Error> {
             name.display()
         )));
     }
-    let mut manifests: Vec<_> = installed
-        .iter()
-        .map(|e| census::manifest(e, &cache))
-        .collect();
     let what_ifs = with_sdk_phase(replacements, &installed, &cache);
-    for (_, prepared) in &what_ifs {
-        manifests.extend(prepared.iter().filter_map(|p| p.manifest.clone()));
-    }
     let opts = plan::census_opts(&a.opts);
-    let mut plan = plan::plan(
-        &opts,
-        &manifests,
-        None,
-        &Catalogue::bundled(),
-        &Profiles::bundled(),
-    )?;
+    let manifests = manifests_of(&installed, &what_ifs, &cache);
+    let (rules, profiles) = (Catalogue::bundled(), Profiles::bundled());
+    let mut plan = plan::plan(&opts, &manifests, None, &rules, &profiles)?;
     let date = run_date(a.date.as_deref())?;
     plan.date = Some(date.clone());
     let started = Instant::now();
     let (site_dir, site_url, history_file) = (a.site, a.site_url, a.history);
     super::run::execute_with(plan, |report| {
-        eprintln!(
-            "census: run phase {:.1} s ({} cases)",
-            started.elapsed().as_secs_f64(),
-            report.results.len()
-        );
-        describe(report, &installed, &what_ifs);
+        describe(report, started, &installed, &what_ifs);
         dated(
             report,
             &date,
@@ -102,6 +84,27 @@ pub fn run(a: CensusArgs) -> Result<ExitCode, Error> {
             site_url.as_deref(),
         )
     })
+}
+
+/// The entries `--server` and `--partition` choose (the partition said on stderr).
+fn chosen(entries: Vec<Entry>, a: &CensusArgs) -> Result<Vec<Entry>, Error> {
+    let entries = select(entries, &a.servers, a.opts.partition.as_deref())?;
+    if let Some(p) = &a.opts.partition {
+        eprintln!("census: partition {p}: {} entries", entries.len());
+    }
+    Ok(entries)
+}
+
+/// Every installed entry's manifest, then each replacement's.
+fn manifests_of(installed: &[Entry], what_ifs: &[WhatIfRun], cache: &Path) -> Vec<Manifest> {
+    let mut manifests: Vec<Manifest> = installed
+        .iter()
+        .map(|e| census::manifest(e, cache))
+        .collect();
+    for (_, prepared) in what_ifs {
+        manifests.extend(prepared.iter().filter_map(|p| p.manifest.clone()));
+    }
+    manifests
 }
 
 /// The listing's name and text: the `--listing` file, or every page of `--registry`.
@@ -482,10 +485,15 @@ fn replacement(spec: &str, all: &[kits::Kit]) -> Result<with_sdk::Replacement, E
     })
 }
 
-/// What the report says of each package, and which servers could not be judged: a listing
-/// whose launch command is not in its package first (the launcher said so), then a server
+/// The run phase's time on stderr, then what the report says of each package, and which
+/// servers could not be judged: a listing whose launch command is not in its package first (the launcher said so), then a server
 /// that needs real credentials. Both are counted apart, on stderr and on the leaderboard.
-fn describe(report: &mut Report, entries: &[Entry], what_ifs: &[WhatIfRun]) {
+fn describe(report: &mut Report, started: Instant, entries: &[Entry], what_ifs: &[WhatIfRun]) {
+    eprintln!(
+        "census: run phase {:.1} s ({} cases)",
+        started.elapsed().as_secs_f64(),
+        report.results.len()
+    );
     let mut secrets = BTreeMap::new();
     // A server run with an SDK replaced is its entry's package under another name.
     let named = entries.iter().map(|e| (e.id.clone(), e)).chain(

@@ -219,6 +219,23 @@ fn measured_release(host: &HostSpec) -> Option<String> {
         .map(|m| m.version.clone())
 }
 
+/// The release `--real-host` runs: the one its profiles were measured at, else the latest,
+/// or the one asked for.
+fn real_host_release(host: &HostSpec, wanted: Option<VersionSel>) -> Result<String, Error> {
+    Ok(match wanted {
+        None => match measured_release(host) {
+            Some(v) => v,
+            None => versions(host, &VersionSel::Latest)?.remove(0),
+        },
+        Some(sel @ (VersionSel::Latest | VersionSel::Exact(_))) => versions(host, &sel)?.remove(0),
+        _ => {
+            return Err(Error::Usage(
+                "--real-host takes HOST, HOST@VERSION or HOST@latest".into(),
+            ))
+        }
+    })
+}
+
 /// `check --real-host HOST[@VERSION|@latest] [--path TRIGGER] -- CMD`: the server under the
 /// real host, judged by the rules and reported like any run (`--format`, `--output`, exit
 /// codes).
@@ -240,18 +257,7 @@ pub fn real_host(
             known.join(", ")
         )));
     }
-    let version = match wanted {
-        None => match measured_release(host) {
-            Some(v) => v,
-            None => versions(host, &VersionSel::Latest)?.remove(0),
-        },
-        Some(sel @ (VersionSel::Latest | VersionSel::Exact(_))) => versions(host, &sel)?.remove(0),
-        _ => {
-            return Err(Error::Usage(
-                "--real-host takes HOST, HOST@VERSION or HOST@latest".into(),
-            ))
-        }
-    };
+    let version = real_host_release(host, wanted)?;
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let server = crate::config::manifest::adhoc(&command[0], &command[1..], &cwd);
     let plan = crate::cli::plan::plan(

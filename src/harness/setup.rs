@@ -107,30 +107,7 @@ pub fn ensure(setup: &Setup) -> Result<(), SetupError> {
         });
     }
     let began = std::time::Instant::now();
-    // Its own process group, killed on an interrupt (no stamp: the next run redoes it).
-    let out = crate::os::command::run_captured(
-        std::ffi::OsStr::new(&setup.command[0]),
-        &setup.command[1..],
-        &setup.cwd,
-        std::iter::empty::<(&str, &str)>(),
-        crate::os::command::Stderr::Merged,
-    )
-    .map_err(|e| SetupError::Spawn {
-        command: command.clone(),
-        dir: dir.clone(),
-        source: e,
-    })?;
-    if !out.status.success() {
-        let text = String::from_utf8_lossy(&out.stdout);
-        let lines: Vec<&str> = text.lines().collect();
-        let tail = lines[lines.len().saturating_sub(30)..].join("\n");
-        return Err(SetupError::Failed {
-            command,
-            dir,
-            status: crate::model::ExitStatus::from(out.status).to_string(),
-            tail,
-        });
-    }
+    run_setup_command(setup, &command, &dir)?;
     if let Some(missing) = setup.outputs.iter().find(|o| !setup.cwd.join(o).exists()) {
         return Err(SetupError::NoOutput {
             command,
@@ -145,6 +122,34 @@ pub fn ensure(setup: &Setup) -> Result<(), SetupError> {
     let _ = writeln!(f, "{key}");
     log_setup(began.elapsed(), &dir, &command);
     Ok(())
+}
+
+/// Runs the setup's command in its own process group, killed on an interrupt (no stamp: the
+/// next run redoes it); a failure carries the last 30 lines it printed.
+fn run_setup_command(setup: &Setup, command: &str, dir: &str) -> Result<(), SetupError> {
+    let out = crate::os::command::run_captured(
+        std::ffi::OsStr::new(&setup.command[0]),
+        &setup.command[1..],
+        &setup.cwd,
+        std::iter::empty::<(&str, &str)>(),
+        crate::os::command::Stderr::Merged,
+    )
+    .map_err(|e| SetupError::Spawn {
+        command: command.to_string(),
+        dir: dir.to_string(),
+        source: e,
+    })?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    Err(SetupError::Failed {
+        command: command.to_string(),
+        dir: dir.to_string(),
+        status: crate::model::ExitStatus::from(out.status).to_string(),
+        tail: lines[lines.len().saturating_sub(30)..].join("\n"),
+    })
 }
 
 /// Where `.ci/run` (or anyone timing a run) collects how long each setup that ran took:

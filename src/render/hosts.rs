@@ -120,23 +120,7 @@ pub fn view(report: &Report) -> Option<HostView<'_>> {
     if columns.is_empty() {
         return None;
     }
-    // The terminal endings answer "what if my user closes the terminal or hits Ctrl-C".
-    let labelled = Ending::ALL
-        .iter()
-        .filter_map(|e| Some((*e, e.host_label()?)));
-    for (e, label) in labelled {
-        if let Some(r) = report
-            .results
-            .iter()
-            .find(|r| r.scenario == ScenarioId::Ending(e))
-        {
-            columns.push(Column {
-                scenario: &r.scenario,
-                label: label.into(),
-                source: None,
-            });
-        }
-    }
+    columns.extend(terminal_columns(report));
     let grid = cells(report);
     let close = ScenarioId::Ending(Ending::Close);
     let rows = servers
@@ -152,6 +136,26 @@ pub fn view(report: &Report) -> Option<HostView<'_>> {
         })
         .collect();
     Some(HostView { columns, rows })
+}
+
+/// The terminal endings the report ran: they answer "what if my user closes the terminal or
+/// hits Ctrl-C".
+fn terminal_columns(report: &Report) -> Vec<Column<'_>> {
+    Ending::ALL
+        .iter()
+        .filter_map(|e| Some((*e, e.host_label()?)))
+        .filter_map(|(e, label)| {
+            let r = report
+                .results
+                .iter()
+                .find(|r| r.scenario == ScenarioId::Ending(e))?;
+            Some(Column {
+                scenario: &r.scenario,
+                label: label.into(),
+                source: None,
+            })
+        })
+        .collect()
 }
 
 fn cell(r: &JudgedCase) -> HostCell<'_> {
