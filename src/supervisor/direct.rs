@@ -211,16 +211,11 @@ pub fn run(spec: &CaseSpec, link: &Link) -> Observation {
     let driven = drive(ladder, &pidfd, watcher.as_ref(), &mut sampler, link, |a| {
         perform(a, &mut ends, &pidfd)
     });
-    let ended = driven.ended;
-    result.stage = Some(ended.stage);
-    result.exit_ms = ended.exit_ms;
-    result.trigger_ns = ended.trigger_ns;
-    result.exit_ns = ended.exit_ns;
-    result.runqueue_ms = ended.exit_ns.map(|_| ended.runqueue_ns as f64 / 1e6);
-    result.steps = ended.steps;
+    let stage = driven.ended.stage;
+    driven.ended.record(&mut result);
     result.diagnostics = driven.diagnostics;
     result.server_process = result.server_process.take().or(driven.server_process);
-    if ended.stage != Stage::Survived {
+    if stage != Stage::Survived {
         result.exit_status = server_child.wait().ok().map(ExitStatus::from);
     }
     let alive = behind::settle(&mut result, &spec.budgets, &[pidfd.pid()]);
@@ -228,7 +223,7 @@ pub fn run(spec: &CaseSpec, link: &Link) -> Observation {
     if spec.scenario.inflight {
         let got = response(&rx, INFLIGHT_ID);
         result.inflight_answered = Some(got.is_some());
-        result.inflight_outcome = Some(InflightOutcome::of(got, ended.stage));
+        result.inflight_outcome = Some(InflightOutcome::of(got, stage));
     }
     finish(&mut result, &stdout, &tap, &alive, &before);
     result

@@ -5,7 +5,7 @@ use std::sync::mpsc::Receiver;
 
 use super::ladder::{Command, Ended, Event, LadderState, TreeSample};
 use super::link::Link;
-use crate::model::{Action, Diagnostics, ServerProcess, Stage};
+use crate::model::{Action, Diagnostics, ServerProcess, SignalName, Stage};
 use crate::os::{diagnose, identify, mono_ns, procfs::TreeSampler, Pidfd};
 use crate::rules::explain;
 
@@ -35,12 +35,8 @@ pub fn drive(
     while let Some(cmd) = pending.pop_front() {
         let ev = match cmd {
             Command::Diagnose { after } => {
-                // What holds the server is read from the server, not from its launcher.
                 server_process = identify::server_process(server.pid());
-                let pid = server_process.as_ref().map_or(server.pid(), |p| p.pid);
-                let mut d = diagnose::diagnose(pid);
-                d.hint = explain::hint(&d, after);
-                diagnostics = Some(d);
+                diagnostics = Some(diagnosed(server, server_process.as_ref(), after));
                 None
             }
             Command::Sample => Some(sampled(sampler)),
@@ -51,16 +47,7 @@ pub fn drive(
                 link.free_cpu();
                 None
             }
-            Command::Wait(d) => {
-                let exit = match watcher {
-                    Some(w) => w.recv_timeout(d).ok(),
-                    None => server.wait_exit(d).ok().flatten(),
-                };
-                Some(match exit {
-                    Some(at_ns) => Event::Exited { at_ns },
-                    None => sampled(sampler),
-                })
-            }
+            Command::Wait(d) => Some(waited(server, watcher, sampler, d)),
             Command::Done(ended) => {
                 link.stamps.ladder_done();
                 return Driven {
@@ -86,6 +73,35 @@ pub fn drive(
         },
         diagnostics,
         server_process,
+    }
+}
+
+/// What holds the server, read from the server, not from its launcher.
+fn diagnosed(
+    server: &Pidfd,
+    process: Option<&ServerProcess>,
+    after: Option<SignalName>,
+) -> Diagnostics {
+    let pid = process.map_or(server.pid(), |p| p.pid);
+    let mut d = diagnose::diagnose(pid);
+    d.hint = explain::hint(&d, after);
+    d
+}
+
+/// Its exit within `d`, as the watcher stamped it, else a sample of its tree.
+fn waited(
+    server: &Pidfd,
+    watcher: Option<&Receiver<u64>>,
+    sampler: &mut TreeSampler,
+    d: std::time::Duration,
+) -> Event {
+    let exit = match watcher {
+        Some(w) => w.recv_timeout(d).ok(),
+        None => server.wait_exit(d).ok().flatten(),
+    };
+    match exit {
+        Some(at_ns) => Event::Exited { at_ns },
+        None => sampled(sampler),
     }
 }
 

@@ -15,7 +15,7 @@
 
 use std::time::Duration;
 
-use crate::model::{stage_after, Action, SignalName, Stage, Step, StepRecord};
+use crate::model::{stage_after, Action, Observation, SignalName, Stage, Step, StepRecord};
 use crate::os::ms_between;
 
 pub use crate::model::SLICE_MS;
@@ -93,6 +93,18 @@ pub struct Ended {
     pub exit_ns: Option<u64>,
     pub exit_ms: Option<f64>,
     pub steps: Vec<StepRecord>,
+}
+
+impl Ended {
+    /// Its stage, times and steps, into the observation (no exit: none of its times).
+    pub fn record(self, o: &mut Observation) {
+        o.stage = Some(self.stage);
+        o.trigger_ns = self.trigger_ns;
+        o.exit_ns = self.exit_ns;
+        o.exit_ms = self.exit_ms;
+        o.runqueue_ms = self.exit_ns.map(|_| self.runqueue_ns as f64 / 1e6);
+        o.steps = self.steps;
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -164,6 +164,21 @@ fn heartbeat() {
     });
 }
 
+/// SIGTERM, SIGINT or SIGHUP to the supervisor aborts the case: everything it started goes.
+fn abort_on_signals() {
+    if let Ok(mut signals) = signal_hook::iterator::Signals::new([
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGHUP,
+    ]) {
+        std::thread::spawn(move || {
+            if signals.forever().next().is_some() {
+                abort("interrupted");
+            }
+        });
+    }
+}
+
 /// Entry point of `mcp-shutdown __case`: reads a [`CaseSpec`] line from stdin, runs it,
 /// prints a result line to stdout. Never leaves a process behind. Returns the exit code.
 pub fn main(helper: &Path) -> i32 {
@@ -201,17 +216,7 @@ pub fn main(helper: &Path) -> i32 {
         deadline_ms: spec.deadline_ms(),
         stamps: link::Stamps::starting_now(),
     };
-    if let Ok(mut signals) = signal_hook::iterator::Signals::new([
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGHUP,
-    ]) {
-        std::thread::spawn(move || {
-            if signals.forever().next().is_some() {
-                abort("interrupted");
-            }
-        });
-    }
+    abort_on_signals();
     link::set_deadline(spec.deadline_ms());
     link::watch_deadline();
     let mut observation = match spec.scenario.driver {

@@ -155,15 +155,30 @@ fn trigger(action: Action, client: &mut Client) -> u64 {
     t
 }
 
+/// A terminal's ladder has a later step (its job exits after Ctrl-C); the other clients'
+/// endings are one step.
+fn ladder_steps(spec: &CaseSpec, mode: ClientMode) -> Vec<crate::model::Step> {
+    if mode == ClientMode::Terminal {
+        spec.scenario.steps.clone()
+    } else {
+        spec.scenario.steps.first().copied().into_iter().collect()
+    }
+}
+
+/// A case whose server never came up: its error explained by what it printed, and its stdout
+/// and stderr checked all the same.
+fn finish_unready(result: &mut Observation, record: &StdoutRecord, tap: &StderrTap) {
+    if let Some(e) = result.error.take() {
+        result.error = Some(tap.explain(e));
+    }
+    finish(result, record, tap, &[], &[]);
+}
+
 /// What the ladder found, into the observation.
 fn record_ending(result: &mut Observation, ended: super::ladder::Ended, server: &Pidfd) {
-    result.steps = ended.steps;
-    result.trigger_ns = ended.trigger_ns;
-    result.stage = Some(ended.stage);
-    if let Some(exit_ns) = ended.exit_ns {
-        result.exit_ns = Some(exit_ns);
-        result.runqueue_ms = Some(ended.runqueue_ns as f64 / 1e6);
-        result.exit_ms = ended.exit_ms;
+    let exited = ended.exit_ns.is_some();
+    ended.record(result);
+    if exited {
         result.exit_status = reap_soon(server);
     }
 }
@@ -264,7 +279,6 @@ pub fn run(spec: &CaseSpec, helper: &Path, link: &Link) -> Observation {
             return result;
         }
     };
-    let step = spec.scenario.steps.first().copied();
     // The client launches the server as soon as it has the spec: that is the start-up phase.
     link.need_cpu();
     send(&mut client.stdin, spec);
@@ -272,10 +286,7 @@ pub fn run(spec: &CaseSpec, helper: &Path, link: &Link) -> Observation {
     let Some(server) = until_ready(&mut client, &mut result, &mut record, link) else {
         link.free_cpu();
         no_handshake(&mut client, &mut result);
-        if let Some(e) = result.error.take() {
-            result.error = Some(tap.explain(e));
-        }
-        finish(&mut result, &record, &tap, &[], &[]);
+        finish_unready(&mut result, &record, &tap);
         return result;
     };
     // The stand-ins that are not the server's: the client, and a terminal's job (the
@@ -289,14 +300,7 @@ pub fn run(spec: &CaseSpec, helper: &Path, link: &Link) -> Observation {
     sched::batch_this_thread();
     let watcher = server.watch().ok();
     let mut sampler = TreeSampler::new(server.pid());
-    // A terminal's ladder has a later step (its job exits after Ctrl-C); the other
-    // clients' endings are one step.
-    let steps = if mode == ClientMode::Terminal {
-        spec.scenario.steps.clone()
-    } else {
-        step.into_iter().collect()
-    };
-    let ladder = LadderState::new(steps, spec.budgets.prompt_ms, None);
+    let ladder = LadderState::new(ladder_steps(spec, mode), spec.budgets.prompt_ms, None);
     let driven = drive(ladder, &server, watcher.as_ref(), &mut sampler, link, |a| {
         trigger(a, &mut client)
     });
