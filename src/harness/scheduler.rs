@@ -366,7 +366,8 @@ impl Harness {
         r
     }
 
-    /// Runs one case in a supervisor process and judges it.
+    /// Runs one case in a supervisor process and judges it, again while the machine decided
+    /// it, as a run does.
     pub fn run_one(&self, case: &Case) -> JudgedCase {
         let progress = Progress::new(1, false);
         let at = CaseRun {
@@ -375,7 +376,7 @@ impl Harness {
             rank: 0,
             progress: &progress,
         };
-        self.run_one_with(&at, Turn::Go(None))
+        self.run_deciding(&at, Turn::Go(None))
     }
 
     /// `turn`: launch it (perhaps as its server's probe), or take the probe's failure.
