@@ -146,13 +146,24 @@ fn claude_code_measures_sigint_sigterm_sigkill_to_the_pid_and_walks_away_only_wh
     ) else {
         return;
     };
-    assert_eq!(
-        steps_line(&out, "claude-code"),
-        "{ do = \"sigint\" { do = \"sigterm\" { do = \"sigkill\"",
+    // Claude Code's SIGKILL is an unref'd timer 400 ms after its SIGTERM: on a loaded machine
+    // its own exit can win that race, and it closes the pipes and walks away instead (seen
+    // at load 200). Either is what the host does; two repeats cannot always tell which is
+    // the rule, and the profile's cap note says when they differ.
+    let ladder = "{ do = \"sigint\" { do = \"sigterm\" { do = \"sigkill\"";
+    let quit = steps_line(&out, "claude-code");
+    assert!(
+        [
+            ladder,
+            "{ do = \"sigint\" { do = \"sigterm\" { do = \"close-stdin\" { do = \"close-pipes\"",
+            "{ do = \"sigint\" { do = \"sigterm\" { do = \"close-pipes\"",
+        ]
+        .contains(&quit.as_str()),
         "{out}"
     );
+    // The same ladder on both paths is one profile of both triggers.
     assert!(
-        out.contains("triggers = [\"mcp-list\", \"quit-command\"]"),
+        quit != ladder || out.contains("triggers = [\"mcp-list\", \"quit-command\"]"),
         "{out}"
     );
     assert_eq!(
