@@ -36,9 +36,6 @@ const NOT_STORED: &[&str] = &[
     "qwen-code-prompt",
     "continue-cli",
     "continue-cli-terminal-closed",
-    "claude-code",
-    "claude-code-terminal-closed",
-    "claude-code-sigkill",
 ];
 
 /// One step of a ladder: what, to whom, and the wait after it.
