@@ -32,8 +32,6 @@ const NOT_STORED: &[&str] = &[
     "qwen-code-terminal-closed",
     "qwen-code-sigterm",
     "qwen-code-prompt",
-    "continue-cli",
-    "continue-cli-terminal-closed",
 ];
 
 /// One step of a ladder: what, to whom, and the wait after it.
