@@ -25,9 +25,6 @@ const EARLY_SLACK_MS: f64 = 5.0;
 /// Measured profiles whose measurement was made before measurements were stored: held
 /// against a stored one once their host is measured again.
 const NOT_STORED: &[&str] = &[
-    "gemini-cli",
-    "gemini-cli-terminal-closed",
-    "gemini-cli-sigkill",
     "qwen-code",
     "qwen-code-terminal-closed",
     "qwen-code-sigterm",
