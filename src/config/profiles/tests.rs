@@ -96,7 +96,7 @@ fn host_ladders_are_pinned_to_their_sources() {
         ),
         // MainThreadMcp.dispose(): no $stopMcp; the extension host's exit closes the pipes.
         ("vscode-quit", &[(ClosePipes, Process, 5_000)]),
-        // Measured (codex 0.171.0): the TUI leaves the server to its app-server daemon.
+        // Measured (codex 0.171.0, 2026-12-06): the TUI leaves the server to its app-server daemon.
         ("codex", &[(Nothing, Process, 5_000)]),
         // Measured: `codex exec` SIGKILLs tens of ms after the group's SIGTERM (the 2 s
         // grace thread of process_group.rs dies with the process).
@@ -104,34 +104,34 @@ fn host_ladders_are_pinned_to_their_sources() {
             "codex-exec",
             &[
                 (Sigterm, Group, 0),
-                (CloseStdin, Process, 29),
+                (CloseStdin, Process, 17),
                 (Sigkill, Process, 2_000),
             ],
         ),
-        // Measured (gemini-cli 0.61.0, qwen-code 0.24.4; 3 runs per path).
+        // Measured (gemini-cli 0.61.0, qwen-code 0.24.4; 3 runs per path, 2026-12-06).
         (
             "gemini-cli",
-            &[(Sigterm, Process, 49), (ClosePipes, Process, 5_000)],
+            &[(Sigterm, Process, 31), (ClosePipes, Process, 5_000)],
         ),
         (
             "gemini-cli-terminal-closed",
-            &[(Sighup, Group, 122), (ClosePipes, Process, 5_000)],
+            &[(Sighup, Group, 141), (ClosePipes, Process, 5_000)],
         ),
         ("gemini-cli-sigkill", &[(ClosePipes, Process, 5_000)]),
         (
             "qwen-code",
             &[
-                (CloseStdin, Process, 2_009),
-                (Sigterm, Process, 23),
+                (CloseStdin, Process, 2_010),
+                (Sigterm, Process, 42),
                 (ClosePipes, Process, 5_000),
             ],
         ),
         (
             "qwen-code-terminal-closed",
             &[
-                (Sighup, Group, 18),
-                (CloseStdin, Process, 2_017),
-                (Sigterm, Process, 39),
+                (Sighup, Group, 16),
+                (CloseStdin, Process, 2_023),
+                (Sigterm, Process, 95),
                 (ClosePipes, Process, 5_000),
             ],
         ),
@@ -139,7 +139,7 @@ fn host_ladders_are_pinned_to_their_sources() {
         // Measured: `qwen -p` exits at the end of the SDK's 2 s, before its SIGTERM.
         (
             "qwen-code-prompt",
-            &[(CloseStdin, Process, 2_021), (ClosePipes, Process, 5_000)],
+            &[(CloseStdin, Process, 2_022), (ClosePipes, Process, 5_000)],
         ),
         // Measured (opencode 1.18.33, 3 runs per path, 2026-12-06): the SDK ladder, its
         // first SIGTERM to the server's children alone; its exit, which does not wait for
@@ -185,11 +185,11 @@ fn host_ladders_are_pinned_to_their_sources() {
             ],
         ),
         ("opencode-sigkill", &[(ClosePipes, Process, 5_000)]),
-        // Measured (continue-cli 1.5.47): the pipes close at its exit, nothing is sent.
+        // Measured (continue-cli 1.5.47, 2026-12-06): the pipes close at its exit, nothing is sent.
         ("continue-cli", &[(ClosePipes, Process, 5_000)]),
         (
             "continue-cli-terminal-closed",
-            &[(Sighup, Group, 44), (ClosePipes, Process, 5_000)],
+            &[(Sighup, Group, 54), (ClosePipes, Process, 5_000)],
         ),
         // Measured (copilot 1.0.102, 3 runs per path, 2026-12-06): SIGTERM to the tree, one
         // `kill` per process, the server last, the pipes, SIGKILL 0-10 ms later; signalled,
@@ -301,11 +301,11 @@ fn host_ladders_are_pinned_to_their_sources() {
                 (Sigkill, Process, 2_000),
             ],
         ),
-        // Measured (claude-code 2.1.332): SIGINT, ~100 ms, SIGTERM, ~400 ms, SIGKILL.
+        // Measured (claude-code 2.1.332, 2026-12-06): SIGINT, ~100 ms, SIGTERM, ~400 ms, SIGKILL.
         (
             "claude-code",
             &[
-                (Sigint, Process, 102),
+                (Sigint, Process, 101),
                 (Sigterm, Process, 401),
                 (Sigkill, Process, 2_000),
             ],
@@ -314,9 +314,9 @@ fn host_ladders_are_pinned_to_their_sources() {
         (
             "claude-code-terminal-closed",
             &[
-                (Sighup, Group, 34),
+                (Sighup, Group, 16),
                 (Sigint, Process, 101),
-                (Sigterm, Process, 402),
+                (Sigterm, Process, 407),
                 (Sigkill, Process, 2_000),
             ],
         ),

@@ -22,25 +22,6 @@ const MEASUREMENTS: &str = "conformance/measurements";
 /// are whole steps apart, its timer's own rounding).
 const EARLY_SLACK_MS: f64 = 5.0;
 
-/// Measured profiles whose measurement was made before measurements were stored: held
-/// against a stored one once their host is measured again.
-const NOT_STORED: &[&str] = &[
-    "codex",
-    "codex-exec",
-    "gemini-cli",
-    "gemini-cli-terminal-closed",
-    "gemini-cli-sigkill",
-    "qwen-code",
-    "qwen-code-terminal-closed",
-    "qwen-code-sigterm",
-    "qwen-code-prompt",
-    "continue-cli",
-    "continue-cli-terminal-closed",
-    "claude-code",
-    "claude-code-terminal-closed",
-    "claude-code-sigkill",
-];
-
 /// One step of a ladder: what, to whom, and the wait after it.
 #[derive(Clone, Debug, PartialEq)]
 struct Step {
@@ -231,7 +212,6 @@ fn every_measured_profile_is_its_stored_measurement() {
                     .into_iter()
                     .map(|d| format!("{id} (from {}): {d}", e.measurement)),
             ),
-            None if NOT_STORED.contains(&id) => {}
             None => problems.push(format!("{id}: no stored measurement groups into it")),
         }
     }
