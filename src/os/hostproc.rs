@@ -572,7 +572,12 @@ pub fn kill_all_but(marker: &str, extra: &[i32], spared: &[i32]) -> Vec<MarkedPr
                 });
             }
         }
-        if found.is_empty() {
+        // Done once nothing marked is left and what was killed is gone too: a SIGKILLed
+        // process still waiting for a CPU to die is still running for anyone who looks.
+        let dying = killed
+            .iter()
+            .any(|k: &MarkedProcess| procfs::proc_info(k.pid).is_some_and(|p| !p.is_zombie()));
+        if found.is_empty() && !dying {
             break;
         }
         for p in &found {
