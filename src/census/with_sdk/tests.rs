@@ -270,15 +270,8 @@ fn endings_pair_before_and_after_from_the_report() {
     let report = report_of(vec![b, a]);
     let prepared = PreparedEntry {
         server: WhatIfServer {
-            server: e.id.clone(),
             after: Some(after),
-            copies: vec![],
-            replaced: vec![],
-            not_replaced: vec![],
-            untouched: None,
-            no_verdict: None,
-            broken: None,
-            endings: vec![],
+            ..WhatIfServer::named(&e.id)
         },
         manifest: None,
     };
@@ -308,15 +301,8 @@ fn a_server_without_a_verdict_on_either_side_says_why_and_changes_nothing() {
     a.not_testable = Some(why);
     let prepared = PreparedEntry {
         server: WhatIfServer {
-            server: stripe.id.clone(),
             after: Some(after),
-            copies: vec![],
-            replaced: vec![],
-            not_replaced: vec![],
-            untouched: None,
-            no_verdict: None,
-            broken: None,
-            endings: vec![],
+            ..WhatIfServer::named(&stripe.id)
         },
         manifest: None,
     };
@@ -380,15 +366,8 @@ fn a_server_that_ran_before_and_no_longer_starts_is_broken_by_the_replacement_no
     a.stderr_tail = "Traceback\nImportError: cannot import name 'MCPServer'\n".into();
     let prepared = |after: &str| PreparedEntry {
         server: WhatIfServer {
-            server: e.id.clone(),
             after: Some(after.into()),
-            copies: vec![],
-            replaced: vec![],
-            not_replaced: vec![],
-            untouched: None,
-            no_verdict: None,
-            broken: None,
-            endings: vec![],
+            ..WhatIfServer::named(&e.id)
         },
         manifest: None,
     };

@@ -79,12 +79,13 @@ fn steps_of(p: &Profiles, id: &str) -> Vec<Pin> {
 /// Every host profile's ladder, plumbing and source, pinned to the constants its source
 /// gives (see each profile's `source`/`observed` in profiles.toml). A change to a host's
 /// behaviour must change this test with the citation.
-#[test]
-fn host_ladders_are_pinned_to_their_sources() {
+/// Each host's ladder as its source or measurement says it (the comments name which).
+mod pinned {
+    use super::*;
     use ProfileAction::*;
     use Target::{Children, Group, Process, Tree};
-    let p = Profiles::bundled();
-    let pinned: &[(&str, &[Pin])] = &[
+
+    pub(super) const LADDERS: &[(&str, &[Pin])] = &[
         // mcpStdioStateHandler.ts GRACE_TIME_MS = 10_000; terminateProcess.sh kill -9 tree.
         (
             "vscode",
@@ -325,6 +326,12 @@ fn host_ladders_are_pinned_to_their_sources() {
         // posit-dev/mcptools #19: closes the pipes, sends nothing.
         ("claude-desktop", &[(ClosePipes, Process, 5_000)]),
     ];
+}
+
+#[test]
+fn host_ladders_are_pinned_to_their_sources() {
+    let p = Profiles::bundled();
+    let pinned = pinned::LADDERS;
     for (id, steps) in pinned {
         assert_eq!(&steps_of(&p, id), steps, "{id}");
     }
