@@ -1,6 +1,6 @@
 //! Joins the reports of a sharded run (e.g. one CI job per server group) into one report.
 
-use crate::model::{CensusRun, Report};
+use crate::model::{CensusRun, Report, WhatIf};
 
 /// Shards that cannot be joined.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
@@ -63,6 +63,7 @@ pub fn merge(parts: Vec<Report>) -> Result<Report, MergeError> {
         merged.results.extend(p.results);
         merged.not_testable.extend(p.not_testable);
         join_census(&mut merged.census, p.census);
+        join_with_sdk(&mut merged.with_sdk, p.with_sdk);
     }
     merged
         .results
@@ -99,6 +100,23 @@ fn join_census(have: &mut Option<CensusRun>, theirs: Option<CensusRun>) {
     }
 }
 
+/// Each shard of a `census --with-sdk` ran the same replacements over its own servers: one
+/// what-if per replacement, holding every shard's servers, sorted by name (the listing's
+/// order is lost across shards).
+fn join_with_sdk(have: &mut Vec<WhatIf>, theirs: Vec<WhatIf>) {
+    for w in theirs {
+        match have.iter_mut().find(|h| {
+            (&h.line, &h.replacement, &h.version) == (&w.line, &w.replacement, &w.version)
+        }) {
+            Some(h) => {
+                h.servers.extend(w.servers);
+                h.servers.sort_by(|a, b| a.server.cmp(&b.server));
+            }
+            None => have.push(w),
+        }
+    }
+}
+
 /// A server two shards both ran keeps the fixes of both: each once, with the rules it answers
 /// in either.
 fn join_server(
@@ -130,6 +148,7 @@ fn join_server(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::WhatIfServer;
     use crate::test_support as fixture;
 
     fn shards() -> (Report, Report) {
@@ -194,6 +213,39 @@ mod tests {
             .to_string()
             .contains("more than one report"));
         assert!(merge(Vec::new()).is_err());
+    }
+
+    #[test]
+    fn joins_the_what_ifs_of_each_replacement() {
+        let what_if = |replacement: &str, servers: &[&str]| WhatIf {
+            line: "typescript".into(),
+            package: "@modelcontextprotocol/sdk".into(),
+            replacement: replacement.into(),
+            version: "1.32.2".into(),
+            servers: servers.iter().map(|s| WhatIfServer::named(s)).collect(),
+        };
+        let (mut a, mut b) = shards();
+        a.with_sdk = vec![what_if("local:fix", &["b-server"])];
+        b.with_sdk = vec![
+            what_if("local:fix", &["a-server"]),
+            what_if("1.30.0", &["c-server"]),
+        ];
+        let m = merge(vec![a, b]).unwrap();
+        let joined: Vec<(&str, Vec<&str>)> = m
+            .with_sdk
+            .iter()
+            .map(|w| {
+                let names = w.servers.iter().map(|s| s.server.as_str()).collect();
+                (w.replacement.as_str(), names)
+            })
+            .collect();
+        assert_eq!(
+            joined,
+            [
+                ("local:fix", vec!["a-server", "b-server"]),
+                ("1.30.0", vec!["c-server"])
+            ]
+        );
     }
 
     #[test]
