@@ -54,6 +54,8 @@ pub enum Bases {
 pub struct Rule {
     pub id: RuleId,
     pub title: String,
+    /// The kinds of change that fix it: `[concern.<id>]` of `conformance/fixes.toml`.
+    pub concerns: Vec<String>,
     /// The endings whose cases this rule judges (profiles are `close`): a list, or "every".
     #[serde(deserialize_with = "endings")]
     pub scenarios: Vec<Ending>,

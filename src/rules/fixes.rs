@@ -9,6 +9,7 @@ use std::sync::LazyLock;
 
 use serde::Deserialize;
 
+use super::Catalogue;
 use crate::model::{Check, Fix, FixCode, Outcome, Report, RuleId, Runtime};
 
 /// The fix-its shipped with the suite.
@@ -19,6 +20,8 @@ pub const BUNDLED: &str = include_str!("../../conformance/fixes.toml");
 #[serde(deny_unknown_fields)]
 pub struct Concern {
     pub title: String,
+    /// Its rules: those of the catalogue that name it (`concerns` in rules.toml).
+    #[serde(skip)]
     pub rules: Vec<RuleId>,
 }
 
@@ -150,9 +153,24 @@ pub struct Server<'a> {
 impl Fixes {
     /// The fixes shipped with the suite.
     pub fn bundled() -> &'static Fixes {
-        static F: LazyLock<Fixes> =
-            LazyLock::new(|| toml::from_str(BUNDLED).expect("conformance/fixes.toml parses"));
+        static F: LazyLock<Fixes> = LazyLock::new(|| {
+            let mut f: Fixes = toml::from_str(BUNDLED).expect("conformance/fixes.toml parses");
+            f.give_rules(Catalogue::shared());
+            f
+        });
         &F
+    }
+
+    /// Gives each concern the rules of the catalogue that name it, in the catalogue's order.
+    fn give_rules(&mut self, catalogue: &Catalogue) {
+        for (name, concern) in self.concern.0.iter_mut() {
+            concern.rules = catalogue
+                .rules
+                .iter()
+                .filter(|r| r.concerns.contains(name))
+                .map(|r| r.id)
+                .collect();
+        }
     }
 
     /// The entries for one concern of this server: its SDK's, else its language's, else
