@@ -7,14 +7,13 @@
 //! repeats, with min/median/max kept next to them; a spread wider than ±50 ms or ±10 %
 //! is said.
 
-use std::fmt::Write as _;
-
 use super::analyze::{self, RunReading};
 use super::measure::{Measurement, PathRuns};
 use super::reading::{
-    word, ActionKind, Gap, HostPlumbing, HostVia, LadderShape, SentBy, WalkedAway, TRIGGER_TO_FIRST,
+    word, ActionKind, Gap, HostPlumbing, HostVia, LadderShape, SentBy, WalkedAway,
 };
-use crate::model::{Plumbing, Spread, Target};
+use crate::model::{Plumbing, ProfileBasis, ProfileKind, Spread, Target};
+use entry::{MeasuredEntry, ProfileEntry, Waits};
 
 /// The harness's window after a final SIGKILL nobody waits on.
 pub const LAST_WINDOW_MS: u64 = 2000;
@@ -353,25 +352,20 @@ fn command_of(leftover: &str) -> String {
         .join(" ")
 }
 
-fn toml_str(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
-}
-
-/// The `[[profile]]` entries of one release.
+/// The `[[profile]]` entries of one release, after comments on the measurement and on
+/// each path that was not measured.
 pub fn profiles_toml(m: &Measurement, name: &str) -> String {
     let (groups, missing) = group(m);
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "# Measured by `mcp-shutdown host measure {}@{}` on {} ({} repeats).",
+    let mut out = format!(
+        "# Measured by `mcp-shutdown host measure {}@{}` on {} ({} repeats).\n",
         m.host, m.version, m.date, m.repeats
     );
     for u in &missing {
-        let _ = writeln!(out, "# {}: not measured: {}", u.trigger, u.why);
+        out.push_str(&format!("# {}: not measured: {}\n", u.trigger, u.why));
     }
-    for g in &groups {
-        out.push_str(&profile_toml(m, name, g));
-    }
+    out.push_str(&entry::write(
+        groups.iter().map(|g| profile_entry(m, name, g)).collect(),
+    ));
     out
 }
 
@@ -380,79 +374,37 @@ fn group_reproduces(g: &PathLadder) -> bool {
     g.waits.iter().all(|(_, s)| s.reproduces()) && !g.shapes_differ
 }
 
-fn profile_toml(m: &Measurement, name: &str, g: &PathLadder) -> String {
-    let mut out = String::new();
-    let id = profile_id(&m.host, g, "quit-command");
-    let _ = writeln!(
-        out,
-        "\n[[profile]]\nid = {}\nkind = \"host\"",
-        toml_str(&id)
-    );
+fn profile_entry(m: &Measurement, name: &str, g: &PathLadder) -> ProfileEntry {
     let state = if g.daemon_up {
         ", its daemon up from a first run"
     } else {
         ""
     };
-    let _ = writeln!(
-        out,
-        "client = {}",
-        toml_str(&format!(
-            "{name} {} ({}{state})",
-            m.version,
-            g.triggers.join(", ")
-        ))
-    );
-    let _ = writeln!(out, "basis = \"measured\"");
-    let _ = writeln!(out, "{}", measured_line(m, g));
-    let p = Plumbing {
-        stdio: g.plumbing.stdio.replayed(),
-        group: g.plumbing.group,
-        via: g.plumbing.via.replayed(),
-    };
-    let _ = writeln!(
-        out,
-        "plumbing = {{ stdio = \"{}\", group = \"{}\", via = \"{}\" }}",
-        word(&p.stdio),
-        word(&p.group),
-        word(&p.via)
-    );
-    if g.walked_away.is_some() {
-        let _ = writeln!(out, "abandons = true");
-    }
-    let _ = writeln!(out, "cap_note = {}", toml_str(&notes(g).join(" ")));
-    out.push_str(&steps_toml(g));
-    out
-}
-
-/// `measured = { ... }`: the release, the triggers, the repeats and every wait's spread.
-fn measured_line(m: &Measurement, g: &PathLadder) -> String {
-    let mut waits: Vec<String> = g
-        .waits
-        .iter()
-        .map(|(gap, s)| format!("{} = \"{}\"", toml_str(&gap.to_string()), s))
-        .collect();
-    if let Some(s) = g.first {
-        waits.insert(0, format!("{} = \"{}\"", toml_str(TRIGGER_TO_FIRST), s));
-    }
-    if let Some((action, s)) = &g.walk {
-        waits.push(format!("\"{action} walk (first → server)\" = \"{s}\""));
-    }
-    let triggers: Vec<String> = g.triggers.iter().map(|t| toml_str(t)).collect();
-    format!(
-        "measured = {{ package = {}, version = {}, date = {}, triggers = [{}], repeats = {}, reproduces = {}, waits = {{ {} }}{}{} }}",
-        toml_str(&m.package),
-        toml_str(&m.version),
-        toml_str(&m.date),
-        triggers.join(", "),
-        g.repeats,
-        group_reproduces(g),
-        waits.join(", "),
-        match g.plumbing.via.daemon() {
-            Some(d) => format!(", daemon = {}", toml_str(d)),
-            None => String::new(),
+    ProfileEntry {
+        id: profile_id(&m.host, g, "quit-command"),
+        kind: ProfileKind::Host,
+        client: format!("{name} {} ({}{state})", m.version, g.triggers.join(", ")),
+        basis: ProfileBasis::Measured,
+        measured: MeasuredEntry {
+            package: m.package.clone(),
+            version: m.version.clone(),
+            date: m.date.clone(),
+            triggers: g.triggers.clone(),
+            repeats: g.repeats,
+            reproduces: group_reproduces(g),
+            waits: Waits::of(g),
+            daemon: g.plumbing.via.daemon().map(str::to_string),
+            daemon_up: g.daemon_up,
         },
-        if g.daemon_up { ", daemon_up = true" } else { "" }
-    )
+        plumbing: Plumbing {
+            stdio: g.plumbing.stdio.replayed(),
+            group: g.plumbing.group,
+            via: g.plumbing.via.replayed(),
+        },
+        abandons: g.walked_away.is_some(),
+        cap_note: notes(g).join(" "),
+        steps: entry::steps(g),
+    }
 }
 
 /// The cap note: who sent the signals, the daemon, walking away, what was left, and what
@@ -538,37 +490,7 @@ fn daemon_notes(g: &PathLadder) -> Vec<String> {
     notes
 }
 
-/// `steps = [...]`: the shape with the median waits.
-fn steps_toml(g: &PathLadder) -> String {
-    let mut out = String::from("steps = [\n");
-    let mut steps: Vec<(ActionKind, Target, u64)> = Vec::new();
-    for (i, (action, to)) in g.shape.iter().enumerate() {
-        let wait = match g.waits.get(i) {
-            Some((_, s)) => s.median_ms.round().max(0.0) as u64,
-            None if g.walked_away.is_some() => WALK_CAP_MS,
-            None => LAST_WINDOW_MS,
-        };
-        // The other end of stdout gone (stdin closed before): a close-pipes step.
-        let action = match action {
-            ActionKind::StdoutClosed => ActionKind::ClosePipes,
-            a => *a,
-        };
-        steps.push((action, *to, wait));
-    }
-    for (action, to, wait) in &steps {
-        let to = match to {
-            Target::Process => String::new(),
-            t => format!(", to = \"{}\"", word(t)),
-        };
-        let _ = writeln!(out, "  {{ do = \"{action}\"{to}, wait_ms = {wait} }},");
-    }
-    if steps.is_empty() {
-        let _ = writeln!(out, "  {{ do = \"nothing\", wait_ms = {WALK_CAP_MS} }},");
-    }
-    out.push_str("]\n");
-    out
-}
-
+mod entry;
 mod history;
 mod unlogged;
 pub use history::history;

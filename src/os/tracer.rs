@@ -182,68 +182,9 @@ fn trace_until_stopped(pid: i32, tids: &mut BTreeSet<i32>, stop: &AtomicBool) ->
     let mut out = Traced::default();
     let mut rounds = 0u32;
     while !stop.load(Ordering::Relaxed) {
-        let mut busy = false;
-        for tid in tids.clone() {
-            let mut status = 0;
-            // SAFETY: waits for one traced thread by tid; status is ours to write.
-            let r = unsafe { libc::waitpid(tid, &mut status, libc::__WALL | libc::WNOHANG) };
-            if r == 0 {
-                continue;
-            }
-            busy = true;
-            if r < 0 {
-                tids.remove(&tid);
-                continue;
-            }
-            if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
-                tids.remove(&tid);
-                if tid == pid {
-                    out.exit = Some(if libc::WIFEXITED(status) {
-                        ExitStatus::Code(libc::WEXITSTATUS(status))
-                    } else {
-                        ExitStatus::Signal(SignalName::from_raw(libc::WTERMSIG(status)))
-                    });
-                    return out;
-                }
-                continue;
-            }
-            if !libc::WIFSTOPPED(status) {
-                continue;
-            }
-            let sig = libc::WSTOPSIG(status);
-            let event = (status >> 16) & 0xff;
-            match event {
-                0 => {
-                    // A signal being delivered: note it and hand it on.
-                    out.deliveries.push(Delivery {
-                        signal: SignalName::from_raw(sig),
-                        from_pid: sender(tid),
-                        at_ns: mono_ns(),
-                    });
-                    resume(tid, libc::PTRACE_CONT, sig);
-                }
-                libc::PTRACE_EVENT_CLONE => {
-                    let mut new: libc::c_ulong = 0;
-                    // SAFETY: PTRACE_GETEVENTMSG writes one c_ulong to data.
-                    unsafe {
-                        libc::ptrace(
-                            libc::PTRACE_GETEVENTMSG,
-                            tid,
-                            std::ptr::null_mut::<libc::c_void>(),
-                            &mut new as *mut libc::c_ulong,
-                        );
-                    }
-                    if new != 0 {
-                        tids.insert(new as i32);
-                    }
-                    resume(tid, libc::PTRACE_CONT, 0);
-                }
-                // A group-stop (SIGSTOP and kin) is kept as a stop, as it would be untraced.
-                libc::PTRACE_EVENT_STOP if is_stop_signal(sig) => {
-                    resume(tid, libc::PTRACE_LISTEN, 0)
-                }
-                _ => resume(tid, libc::PTRACE_CONT, 0),
-            }
+        let busy = follow_each_thread(pid, tids, &mut out);
+        if out.exit.is_some() {
+            return out;
         }
         rounds += 1;
         // A thread started by one not yet seized is picked up here.
@@ -255,6 +196,111 @@ fn trace_until_stopped(pid: i32, tids: &mut BTreeSet<i32>, stop: &AtomicBool) ->
         }
     }
     out
+}
+
+/// What a traced thread did since it was last looked at.
+enum Waited {
+    Nothing,
+    /// No longer ours to wait for.
+    Gone,
+    Ended(ExitStatus),
+    /// Stopped for a signal (`event` 0) or a ptrace event.
+    Stopped {
+        signal: i32,
+        event: i32,
+    },
+    /// Any other change, nothing to act on.
+    Other,
+}
+
+/// Looks at each traced thread once and acts on what it did; says whether any did anything.
+/// The leader's end is the process's: it is noted in `out.exit` and ends the round.
+fn follow_each_thread(pid: i32, tids: &mut BTreeSet<i32>, out: &mut Traced) -> bool {
+    let mut busy = false;
+    for tid in tids.clone() {
+        match wait_thread(tid) {
+            Waited::Nothing => continue,
+            Waited::Gone => {
+                tids.remove(&tid);
+            }
+            Waited::Ended(exit) => {
+                tids.remove(&tid);
+                if tid == pid {
+                    out.exit = Some(exit);
+                    return true;
+                }
+            }
+            Waited::Stopped { signal, event } => {
+                on_stop(tid, signal, event, tids, &mut out.deliveries)
+            }
+            Waited::Other => {}
+        }
+        busy = true;
+    }
+    busy
+}
+
+fn wait_thread(tid: i32) -> Waited {
+    let mut status = 0;
+    // SAFETY: waits for one traced thread by tid; status is ours to write.
+    let r = unsafe { libc::waitpid(tid, &mut status, libc::__WALL | libc::WNOHANG) };
+    if r == 0 {
+        Waited::Nothing
+    } else if r < 0 {
+        Waited::Gone
+    } else if libc::WIFEXITED(status) {
+        Waited::Ended(ExitStatus::Code(libc::WEXITSTATUS(status)))
+    } else if libc::WIFSIGNALED(status) {
+        Waited::Ended(ExitStatus::Signal(SignalName::from_raw(libc::WTERMSIG(
+            status,
+        ))))
+    } else if libc::WIFSTOPPED(status) {
+        Waited::Stopped {
+            signal: libc::WSTOPSIG(status),
+            event: (status >> 16) & 0xff,
+        }
+    } else {
+        Waited::Other
+    }
+}
+
+/// Acts on a stopped thread and resumes it: a delivered signal is noted and handed on, a
+/// new thread is followed too.
+fn on_stop(tid: i32, sig: i32, event: i32, tids: &mut BTreeSet<i32>, seen: &mut Vec<Delivery>) {
+    match event {
+        0 => {
+            seen.push(Delivery {
+                signal: SignalName::from_raw(sig),
+                from_pid: sender(tid),
+                at_ns: mono_ns(),
+            });
+            resume(tid, libc::PTRACE_CONT, sig);
+        }
+        libc::PTRACE_EVENT_CLONE => {
+            if let Some(new) = cloned_thread(tid) {
+                tids.insert(new);
+            }
+            resume(tid, libc::PTRACE_CONT, 0);
+        }
+        // A group-stop (SIGSTOP and kin) is kept as a stop, as it would be untraced.
+        libc::PTRACE_EVENT_STOP if is_stop_signal(sig) => resume(tid, libc::PTRACE_LISTEN, 0),
+        _ => resume(tid, libc::PTRACE_CONT, 0),
+    }
+}
+
+/// The tid of the thread `tid` just started (at its `PTRACE_EVENT_CLONE` stop).
+fn cloned_thread(tid: i32) -> Option<i32> {
+    let mut new: libc::c_ulong = 0;
+    // SAFETY: PTRACE_GETEVENTMSG writes one c_ulong to data.
+    unsafe {
+        libc::ptrace(
+            libc::PTRACE_GETEVENTMSG,
+            tid,
+            std::ptr::null_mut::<libc::c_void>(),
+            &mut new as *mut libc::c_ulong,
+        );
+    }
+    (new != 0).then_some(new as i32)
 }
 
 #[cfg(test)]

@@ -5,12 +5,12 @@
 //! (the session leader) and runs `terminal-job`, the host in the foreground job, which
 //! launches the server in its group, survives Ctrl-C and exits when told to, as `exit` does.
 
-use std::io::BufReader;
+use std::io::{BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use super::launch::{handshake, launch};
+use super::launch::{handshake, launch, Running};
 use super::protocol::{recv, send, CaseSpec, ClientEvent, ClientMode, ToClient};
 use crate::model::{CaseError, ErrorKind, ExitStatus, SignalName, StdoutRecord};
 use crate::os::{mono_ns, signals, terminal};
@@ -59,89 +59,103 @@ fn shell(tty: &Path) -> i32 {
             machine_bound: None,
         },
     );
-    loop {
-        std::thread::sleep(Duration::from_secs(3600));
-    }
+    wait_to_be_killed()
 }
 
 /// Entry point; returns the process exit code.
 pub fn main(mode: ClientMode, tty: Option<&Path>) -> i32 {
     // If the supervisor dies, so does the stand-in client (never the server: not inherited).
     let _ = signals::die_with_parent(SignalName::Kill);
-    match (mode, tty) {
+    let ready = match (mode, tty) {
         (ClientMode::Terminal, Some(t)) => return shell(t),
-        (ClientMode::TerminalJob, Some(t)) => {
-            // Ctrl-C reaches the job with its server; a host survives it to clean up.
-            let ready = terminal::await_foreground(t, Duration::from_secs(10))
-                .and_then(|()| terminal::survive_interrupts());
-            if ready.is_err() {
-                return 2;
-            }
-        }
-        (ClientMode::Terminal | ClientMode::TerminalJob, None) => return 2,
-        _ => {}
+        (ClientMode::TerminalJob, Some(t)) => become_foreground_job(t).is_ok(),
+        (ClientMode::Terminal | ClientMode::TerminalJob, None) => false,
+        _ => true,
+    };
+    if !ready {
+        return 2;
     }
     let mut input = BufReader::new(std::io::stdin());
     let Some(spec) = recv::<CaseSpec>(&mut input) else {
         return 2;
     };
     let mut out = std::io::stdout().lock();
-    let mut run = match launch(
-        &spec.launch,
-        Stdio::inherit(),
-        spec.scenario.stdin_null,
-        &spec.scenario.plumbing,
-    ) {
-        Ok(r) => r,
-        Err(error) => {
-            send(
-                &mut out,
-                &ClientEvent::Failed {
-                    error,
-                    stdout: StdoutRecord::default(),
-                    machine_bound: None,
-                },
-            );
-            return 0;
-        }
+    let Some(mut run) = start_server(&spec, &mut out) else {
+        return 0;
     };
-    send(
-        &mut out,
-        &ClientEvent::Spawned {
-            pid: run.child.id(),
-        },
-    );
-    let idle = &mut || send(&mut std::io::stdout().lock(), &ClientEvent::Idle);
-    match handshake(&mut run, spec.protocol, &spec.budgets, idle) {
-        Ok(handshake) => {
-            let stdout = run.stdout_record();
-            send(&mut out, &ClientEvent::Ready { handshake, stdout });
-        }
-        // The stand-in client reports the error and the machine-bound mark of a timeout
-        // (its supervisor judges the rest).
-        Err((error, machine_bound)) => {
-            let stdout = run.stdout_record();
-            send(
-                &mut out,
-                &ClientEvent::Failed {
-                    error,
-                    stdout,
-                    machine_bound,
-                },
-            );
-            // Leave the server to the supervisor, which kills the whole tree.
-            std::process::exit(0);
-        }
-    }
+    report_handshake(&mut run, &spec, &mut out);
     if mode == ClientMode::Crash {
         // Keep reading the server's output like a live client until killed.
-        loop {
-            std::thread::sleep(Duration::from_secs(3600));
-        }
+        wait_to_be_killed();
     }
     // Wait for the supervisor's word, then exit with the server's pipes still open: the
     // kernel closes them as the process ends.
     let _ = recv::<ToClient>(&mut input);
     send(&mut out, &ClientEvent::Exiting { at_ns: mono_ns() });
     std::process::exit(0)
+}
+
+/// Waits for the terminal to hand this job the foreground. Ctrl-C reaches the job with its
+/// server; a host survives it to clean up.
+fn become_foreground_job(tty: &Path) -> std::io::Result<()> {
+    terminal::await_foreground(tty, Duration::from_secs(10))
+        .and_then(|()| terminal::survive_interrupts())
+}
+
+/// Launches the server and says so; a launch that fails is reported instead (`None`).
+fn start_server(spec: &CaseSpec, out: &mut impl Write) -> Option<Running> {
+    let run = launch(
+        &spec.launch,
+        Stdio::inherit(),
+        spec.scenario.stdin_null,
+        &spec.scenario.plumbing,
+    );
+    match run {
+        Ok(run) => {
+            let pid = run.child.id();
+            send(out, &ClientEvent::Spawned { pid });
+            Some(run)
+        }
+        Err(error) => {
+            let stdout = StdoutRecord::default();
+            send(
+                out,
+                &ClientEvent::Failed {
+                    error,
+                    stdout,
+                    machine_bound: None,
+                },
+            );
+            None
+        }
+    }
+}
+
+/// Does the handshake and reports it. A failed one is reported with the machine-bound mark
+/// of a timeout (the supervisor judges the rest), and the stand-in exits, leaving the server
+/// to the supervisor, which kills the whole tree.
+fn report_handshake(run: &mut Running, spec: &CaseSpec, out: &mut impl Write) {
+    let idle = &mut || send(&mut std::io::stdout().lock(), &ClientEvent::Idle);
+    let handshake = handshake(run, spec.protocol, &spec.budgets, idle);
+    let stdout = run.stdout_record();
+    match handshake {
+        Ok(handshake) => send(out, &ClientEvent::Ready { handshake, stdout }),
+        Err((error, machine_bound)) => {
+            send(
+                out,
+                &ClientEvent::Failed {
+                    error,
+                    stdout,
+                    machine_bound,
+                },
+            );
+            std::process::exit(0);
+        }
+    }
+}
+
+fn wait_to_be_killed() -> ! {
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
 }

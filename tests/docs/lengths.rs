@@ -1,5 +1,4 @@
 //! No function grows past [`MAX_FN_LINES`]: a longer one does several steps that want names.
-//! The ones longer today are listed with their length, which may only shrink.
 
 use std::collections::BTreeMap;
 
@@ -9,13 +8,6 @@ use super::{files, read, rel, root};
 
 /// Past this a function does several steps: split it into named ones.
 const MAX_FN_LINES: usize = 60;
-
-/// Functions over the limit today, `file: name` → lines. An entry may only shrink: a
-/// function split under the limit leaves the list, and none joins it.
-const LONGER_TODAY: &[(&str, usize)] = &[
-    ("src/os/tracer.rs: trace_until_stopped", 78),
-    ("src/supervisor/client_stub.rs: main", 80),
-];
 
 /// Every function's length in lines, `file: name` (a method as `Type::name`), test code aside.
 fn lengths() -> BTreeMap<String, usize> {
@@ -95,28 +87,13 @@ impl<'ast> Visit<'ast> for Lengths<'_> {
 
 #[test]
 fn no_function_grows_past_60_lines() {
-    let today: BTreeMap<&str, usize> = LONGER_TODAY.iter().copied().collect();
-    let mut problems = Vec::new();
-    let all = lengths();
-    for (name, &lines) in &all {
-        let allowed = today.get(name.as_str()).copied().unwrap_or(MAX_FN_LINES);
-        if lines > allowed {
-            problems.push(format!(
-                "{name}: {lines} lines (at most {allowed}): split it into named steps"
-            ));
-        } else if lines < allowed && today.contains_key(name.as_str()) {
-            let now = if lines > MAX_FN_LINES {
-                format!("write {lines} for it in LONGER_TODAY")
-            } else {
-                "take it off LONGER_TODAY".to_string()
-            };
-            problems.push(format!("{name}: {lines} lines now, well done: {now}"));
-        }
-    }
-    for name in today.keys().filter(|n| !all.contains_key(**n)) {
-        problems.push(format!("{name}: gone: take it off LONGER_TODAY"));
-    }
-    problems.sort();
+    let problems: Vec<String> = lengths()
+        .into_iter()
+        .filter(|&(_, lines)| lines > MAX_FN_LINES)
+        .map(|(name, lines)| {
+            format!("{name}: {lines} lines (at most {MAX_FN_LINES}): split it into named steps")
+        })
+        .collect();
     assert!(
         problems.is_empty(),
         "tests/docs/lengths.rs:\n{}",

@@ -295,3 +295,30 @@ fn runs_that_differ_only_in_the_closes_logged_before_the_kill_are_one_ladder_sho
     assert!(note.contains("In 5 of 6 runs"), "{note}");
     assert!(!note.contains("another ladder"), "{note}");
 }
+
+/// Every entry written from a stored measurement reads back as a profile (no unknown key,
+/// every value of its type), laid out as `profiles.toml` is: `measured` and `plumbing`
+/// inline, one step a line.
+#[test]
+fn entries_written_from_the_stored_measurements_read_back_as_profiles() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/measurements");
+    let mut read = 0;
+    for file in std::fs::read_dir(&dir).unwrap().flatten() {
+        let m: Measurement =
+            serde_json::from_str(&std::fs::read_to_string(file.path()).unwrap()).unwrap();
+        let text = profiles_toml(&m, &m.host);
+        let parsed: toml::Table = text.parse().unwrap_or_else(|e| panic!("{e}\n{text}"));
+        for p in parsed["profile"].as_array().unwrap() {
+            let p: crate::config::profiles::Profile = p.clone().try_into().unwrap();
+            assert!(p.is_host(), "{text}");
+            assert_eq!(p.basis, crate::model::ProfileBasis::Measured);
+            assert!(p.measured.is_some() && !p.steps.is_empty(), "{text}");
+            read += 1;
+        }
+        assert!(text.contains("\nmeasured = { package = "), "{text}");
+        assert!(text.contains("\nplumbing = { stdio = "), "{text}");
+        assert!(text.contains("\nsteps = [\n  { do = "), "{text}");
+        assert!(text.contains(" },\n]\n"), "{text}");
+    }
+    assert!(read > 0, "no stored measurement in {}", dir.display());
+}
