@@ -72,11 +72,11 @@ impl Suite {
 /// has the suite's `conformance/`.
 fn is_checkout(dir: &Path) -> bool {
     #[derive(serde::Deserialize)]
-    struct Manifest {
-        package: Option<Package>,
+    struct CargoToml {
+        package: Option<CargoPackage>,
     }
     #[derive(serde::Deserialize)]
-    struct Package {
+    struct CargoPackage {
         name: String,
     }
     if !dir.join("conformance").is_dir() {
@@ -84,7 +84,7 @@ fn is_checkout(dir: &Path) -> bool {
     }
     std::fs::read_to_string(dir.join("Cargo.toml"))
         .ok()
-        .and_then(|t| toml::from_str::<Manifest>(&t).ok())
+        .and_then(|t| toml::from_str::<CargoToml>(&t).ok())
         .and_then(|m| m.package)
         .is_some_and(|p| p.name == env!("CARGO_PKG_NAME"))
 }

@@ -147,7 +147,7 @@ pub fn parse_pypi(json: &str) -> Result<Vec<Release>, RegistryError> {
 /// The crates.io sparse index file of a crate: one JSON object per line, with `pubtime`.
 pub fn parse_crates_index(text: &str) -> Result<Vec<Release>, RegistryError> {
     #[derive(Deserialize)]
-    struct Entry {
+    struct IndexLine {
         vers: String,
         #[serde(default)]
         yanked: bool,
@@ -159,7 +159,7 @@ pub fn parse_crates_index(text: &str) -> Result<Vec<Release>, RegistryError> {
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
     {
-        let e: Entry = serde_json::from_str(line)
+        let e: IndexLine = serde_json::from_str(line)
             .map_err(bad_json(format!("crates.io index line {}", i + 1)))?;
         out.push(release(&e.vers, e.pubtime, e.yanked));
     }

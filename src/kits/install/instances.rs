@@ -9,54 +9,57 @@ impl Instance {
     pub fn manifest_toml(&self) -> String {
         use serde::Serialize;
         #[derive(Serialize)]
-        struct About<'a> {
+        struct AboutTable<'a> {
             sdk: &'a str,
             sdk_version: &'a str,
             shape: &'a str,
         }
         #[derive(Serialize)]
-        struct Inflight<'a> {
+        struct InflightTable<'a> {
             method: &'a str,
             #[serde(skip_serializing_if = "Option::is_none")]
             params: Option<&'a serde_json::Value>,
         }
         #[derive(Serialize)]
-        struct Budgets {
+        struct BudgetsTable {
             handshake_ms: u64,
         }
         #[derive(Serialize)]
-        struct Manifest<'a> {
+        struct ManifestFile<'a> {
             name: &'a str,
             description: &'a str,
             command: &'a str,
             args: &'a [String],
             cwd: String,
             env: &'a BTreeMap<String, String>,
-            about: About<'a>,
+            about: AboutTable<'a>,
             #[serde(skip_serializing_if = "Option::is_none")]
-            inflight: Option<Inflight<'a>>,
+            inflight: Option<InflightTable<'a>>,
             #[serde(skip_serializing_if = "Option::is_none")]
-            budgets: Option<Budgets>,
+            budgets: Option<BudgetsTable>,
         }
-        let m = Manifest {
+        let m = ManifestFile {
             name: &self.name,
             description: &self.description,
             command: &self.command,
             args: &self.args,
             cwd: self.cwd.display().to_string(),
             env: &self.env,
-            about: About {
+            about: AboutTable {
                 sdk: &self.sdk,
                 sdk_version: &self.sdk_version,
                 shape: &self.shape,
             },
-            inflight: self.inflight.as_ref().map(|(method, params)| Inflight {
-                method,
-                params: (!params.is_null()).then_some(params),
-            }),
+            inflight: self
+                .inflight
+                .as_ref()
+                .map(|(method, params)| InflightTable {
+                    method,
+                    params: (!params.is_null()).then_some(params),
+                }),
             budgets: self
                 .handshake_ms
-                .map(|handshake_ms| Budgets { handshake_ms }),
+                .map(|handshake_ms| BudgetsTable { handshake_ms }),
         };
         // Every field is a string, a list or table of strings, or a JSON object without
         // nulls (TOML has none): serialisation cannot fail.
