@@ -7,7 +7,8 @@ use std::path::PathBuf;
 
 use super::fixes::{FixEntry, Fixes};
 
-const GENERATED: &str = "<!-- Generated from conformance/fixes.toml: edit that file, then \
+const GENERATED: &str = "<!-- Generated from conformance/fixes.toml and the rules' `concerns` \
+                         in conformance/rules.toml: edit those, then \
                          `MCP_SHUTDOWN_UPDATE_BOOK=1 cargo test --lib fix_pages`. -->";
 
 /// The rules a concern answers, as code spans.
