@@ -1,5 +1,7 @@
 package kit;
 
+import java.util.function.LongConsumer;
+
 import io.modelcontextprotocol.json.{{java_mapper_class}};
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
@@ -29,11 +31,29 @@ final class Kit {
 
 	/** Starts `ping` (and `slow`) on stdio; returns how to close the server. */
 	static Runnable start(String shape, boolean slow) {
+		McpSyncServer server = build(shape, slow, false);
+		return server::closeGracefully;
+	}
+
+	/**
+	 * Starts `ping` on stdio, logging declared; returns how to send the n-th notification
+	 * through the server, outside any request: {{java_notify_what}}.
+	 */
+	static LongConsumer notifier(String shape) {
+		McpSyncServer server = build(shape, false, true);
+		return n -> {{java_notify}};
+	}
+
+	private static McpSyncServer build(String shape, boolean slow, boolean logging) {
 		McpJsonMapper mapper = {{java_mapper_class}}.{{java_mapper_call}};
 		var transport = new StdioServerTransportProvider(mapper);
+		var capabilities = McpSchema.ServerCapabilities.builder().tools(true);
+		if (logging) {
+			capabilities = capabilities.logging();
+		}
 		var spec = McpServer.sync(transport)
 			.serverInfo(Common.NAME + "-" + shape, "0.0.0")
-			.capabilities(McpSchema.ServerCapabilities.builder().tools(true).build())
+			.capabilities(capabilities.build())
 			.toolCall(tool(mapper, "ping", "Answers pong"), (exchange, request) -> text("pong"));
 		if (slow) {
 			spec = spec.toolCall(tool(mapper, "slow", "Answers done after 3 s"), (exchange, request) -> {
@@ -41,8 +61,7 @@ final class Kit {
 				return text("done");
 			});
 		}
-		McpSyncServer server = spec.build();
-		return server::closeGracefully;
+		return spec.build();
 	}
 
 }

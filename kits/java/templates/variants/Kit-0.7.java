@@ -2,6 +2,7 @@ package kit;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.LongConsumer;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.modelcontextprotocol.server.McpServer;
@@ -27,6 +28,20 @@ final class Kit {
 
 	/** Starts `ping` (and `slow`) on stdio; returns how to close the server. */
 	static Runnable start(String shape, boolean slow) {
+		McpSyncServer server = build(shape, slow, false);
+		return server::closeGracefully;
+	}
+
+	/**
+	 * Starts `ping` on stdio, logging declared; returns how to send the n-th log message
+	 * through the server ({{java_log_what}}), outside any request.
+	 */
+	static LongConsumer notifier(String shape) {
+		McpSyncServer server = build(shape, false, true);
+		return n -> {{java_log}};
+	}
+
+	private static McpSyncServer build(String shape, boolean slow, boolean logging) {
 		var transport = new StdioServerTransport(new ObjectMapper());
 		List<McpServerFeatures.SyncToolRegistration> tools = new ArrayList<>();
 		tools.add(new McpServerFeatures.SyncToolRegistration(new McpSchema.Tool("ping", "Answers pong", NO_ARGS),
@@ -38,12 +53,15 @@ final class Kit {
 						return text("done");
 					}));
 		}
-		McpSyncServer server = McpServer.sync(transport)
+		var capabilities = McpSchema.ServerCapabilities.builder().tools(true);
+		if (logging) {
+			capabilities = capabilities.logging();
+		}
+		return McpServer.sync(transport)
 			.serverInfo(Common.NAME + "-" + shape, "0.0.0")
-			.capabilities(McpSchema.ServerCapabilities.builder().tools(true).build())
+			.capabilities(capabilities.build())
 			.tools(tools)
 			.build();
-		return server::closeGracefully;
 	}
 
 }

@@ -2,6 +2,8 @@ package kit
 
 import io.modelcontextprotocol.kotlin.sdk.CallToolResult
 import io.modelcontextprotocol.kotlin.sdk.Implementation
+import io.modelcontextprotocol.kotlin.sdk.LoggingLevel
+import io.modelcontextprotocol.kotlin.sdk.LoggingMessageNotification
 import io.modelcontextprotocol.kotlin.sdk.ServerCapabilities
 import io.modelcontextprotocol.kotlin.sdk.TextContent
 import io.modelcontextprotocol.kotlin.sdk.server.Server
@@ -12,15 +14,21 @@ import kotlinx.coroutines.delay
 import kotlinx.io.asSink
 import kotlinx.io.asSource
 import kotlinx.io.buffered
+import kotlinx.serialization.json.buildJsonObject
+import kotlinx.serialization.json.put
 
-/** A served MCP session: completes `closed` when the SDK reports it closed. */
-class Session(val closed: CompletableDeferred<Unit>, val close: suspend () -> Unit)
+/**
+ * A served MCP session: completes `closed` when the SDK reports it closed; `log(n)` sends the
+ * n-th log message through it (`notifications/message`), outside any request.
+ */
+class Session(val closed: CompletableDeferred<Unit>, val close: suspend () -> Unit, val log: suspend (Long) -> Unit)
 
 /**
  * The server for SDK 0.3 - 0.7: types in io.modelcontextprotocol.kotlin.sdk, one session per
  * server (`connect`), and `Server.onClose`, registered before connecting so no close is missed.
  */
-suspend fun serve(shape: String, slow: Boolean): Session {
+@Suppress("UNUSED_PARAMETER") // logging: these releases declare it by default
+suspend fun serve(shape: String, slow: Boolean, logging: Boolean = false): Session {
     val server = Server(
         Implementation(name = "$NAME-$shape", version = "0.0.0"),
         ServerOptions(capabilities = ServerCapabilities(tools = ServerCapabilities.Tools(listChanged = false))),
@@ -37,5 +45,9 @@ suspend fun serve(shape: String, slow: Boolean): Session {
     val closed = CompletableDeferred<Unit>()
     server.onClose { closed.complete(Unit) }
     server.connect(StdioServerTransport(System.`in`.asSource().buffered(), System.out.asSink().buffered()))
-    return Session(closed) { server.close() }
+    val log: suspend (Long) -> Unit = { n ->
+        val data = buildJsonObject { put("tick", n) }
+        server.sendLoggingMessage({{kotlin_log_message}})
+    }
+    return Session(closed, { server.close() }, log)
 }

@@ -28,13 +28,18 @@ final class Common {
 	 */
 	static ScheduledExecutorService startTicker() {
 		var ticks = new AtomicLong();
-		ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(r -> {
-			Thread t = new Thread(r, "ticker");
+		ScheduledExecutorService executor = nonDaemon("ticker");
+		executor.scheduleAtFixedRate(ticks::incrementAndGet, 1, 1, TimeUnit.SECONDS);
+		return executor;
+	}
+
+	/** A single-thread scheduler whose thread is not a daemon: it alone keeps the JVM alive. */
+	static ScheduledExecutorService nonDaemon(String name) {
+		return Executors.newSingleThreadScheduledExecutor(r -> {
+			Thread t = new Thread(r, name);
 			t.setDaemon(false);
 			return t;
 		});
-		executor.scheduleAtFixedRate(ticks::incrementAndGet, 1, 1, TimeUnit.SECONDS);
-		return executor;
 	}
 
 	/**
