@@ -182,6 +182,13 @@ mod tests {
                     k.id
                 );
             }
+            // The broken-pipe question is asked of every line but fastmcp-py, whose stdio
+            // runner has no way in outside a request (kits/README.md, notifier).
+            assert!(
+                k.id == "fastmcp-py" || k.shapes.iter().any(|x| x.name == "notifier"),
+                "kit {} has no `notifier` shape",
+                k.id
+            );
             for h in &k.hints {
                 assert!(!h.text.contains('\n'), "{}: one line per hint", k.id);
             }

@@ -391,3 +391,35 @@ fn local_artifacts_are_used_as_they_are() {
     .to_string();
     assert!(e.contains("cannot be read"), "{e}");
 }
+
+/// Every variant of every bundled kit renders all its templates for a release: a placeholder
+/// that one variant uses and another does not define fails here, not when that release is
+/// first instantiated.
+#[test]
+fn every_bundled_variant_renders_its_templates() {
+    let kits = crate::kits::load_kits(&Path::new(env!("CARGO_MANIFEST_DIR")).join("kits"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let cache = tempfile::tempdir().unwrap();
+    for kit in &kits {
+        for variant in &kit.variants {
+            let at = format!("{} {}", kit.id, variant.name);
+            let mut vars = kit_vars(kit, cache.path()).unwrap_or_else(|e| panic!("{at}: {e}"));
+            vars.insert("date".into(), String::new());
+            vars.insert("before".into(), "2026-01-01T00:00:00Z".into());
+            let place = Place {
+                label: "1.0.0".into(),
+                name: "1.0.0".into(),
+                version: Some("1.0.0".into()),
+                sdk_version: "1.0.0".into(),
+                date: None,
+                dir: cache.path().join(&kit.id),
+            };
+            place_vars(&mut vars, &place, variant);
+            for defs in [&kit.release.vars, &variant.vars] {
+                template::extend(&mut vars, defs).unwrap_or_else(|e| panic!("{at}: {e}"));
+            }
+            let files = render_files(kit, variant, &vars).unwrap_or_else(|e| panic!("{at}: {e}"));
+            assert!(!files.is_empty(), "{at}: no files");
+        }
+    }
+}
