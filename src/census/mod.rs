@@ -19,7 +19,7 @@ pub mod with_sdk;
 
 use std::path::Path;
 
-pub use install::{install, launch, InstallProgress};
+pub use install::{install, launch, InstallError, InstallProgress};
 #[cfg(test)]
 pub use listing::{parse_listing, PLACEHOLDER};
 pub use listing::{parse_listing_with, Entry, ListingError, ParseOptions, Registry};

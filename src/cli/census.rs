@@ -49,14 +49,14 @@ pub fn run(a: CensusArgs) -> Result<ExitCode, Error> {
         .map_err(Error::io("the census cache"))?;
     // Argument mistakes and local builds before any install.
     let replacements = replacements(&a.with_sdk)?;
-    let installed = install_phase(&entries, &cache);
+    let installed = install_phase(&entries, &cache)?;
     if installed.is_empty() && !carried_any {
         return Err(Error::Usage(format!(
             "{}: no entry could be installed",
             name.display()
         )));
     }
-    let what_ifs = with_sdk_phase(replacements, &installed, &cache);
+    let what_ifs = with_sdk_phase(replacements, &installed, &cache)?;
     let opts = plan::census_opts(&a.opts);
     let manifests = manifests_of(&installed, &what_ifs, &cache);
     let (rules, profiles) = (Catalogue::bundled(), Profiles::bundled());
@@ -338,8 +338,9 @@ fn select(
 }
 
 /// Installs every entry (a progress line on a terminal, a line per real install otherwise);
-/// returns those ready to launch offline. A failed install is reported and left out.
-fn install_phase(entries: &[Entry], cache: &Path) -> Vec<Entry> {
+/// returns those ready to launch offline. A failed install is reported and left out; a full
+/// disk ends the census (once, not once per entry left).
+fn install_phase(entries: &[Entry], cache: &Path) -> Result<Vec<Entry>, Error> {
     let started = Instant::now();
     let tty = std::io::stderr().is_terminal();
     let bar = ProgressBar::with_draw_target(
@@ -377,9 +378,11 @@ fn install_phase(entries: &[Entry], cache: &Path) -> Vec<Entry> {
     });
     bar.finish_and_clear();
     let mut ready = Vec::new();
+    let mut unattempted = 0;
     for (e, r) in entries.iter().zip(results) {
         match r {
             Ok(()) => ready.push(e.clone()),
+            Err(census::InstallError::DiskFull { .. }) => unattempted += 1,
             Err(err) => eprintln!("census: {} left out: {err}", e.id),
         }
     }
@@ -389,7 +392,25 @@ fn install_phase(entries: &[Entry], cache: &Path) -> Vec<Entry> {
         ready.len(),
         entries.len() - ready.len()
     );
-    ready
+    if unattempted > 0 {
+        return Err(disk_full(cache, unattempted));
+    }
+    Ok(ready)
+}
+
+/// The census stops: `left` entries were not installed or prepared because the disk under
+/// the cache is full.
+fn disk_full(cache: &Path, left: usize) -> Error {
+    Error::Io {
+        path: cache.to_path_buf(),
+        source: std::io::Error::new(
+            std::io::ErrorKind::StorageFull,
+            format!(
+                "the disk is full, {left} entries not attempted: free space and run again \
+                 (what was installed stays cached)"
+            ),
+        ),
+    }
 }
 
 /// One `--with-sdk` and what each entry became.
@@ -405,18 +426,19 @@ fn replacements(specs: &[String]) -> Result<Vec<with_sdk::Replacement>, Error> {
     specs.iter().map(|s| replacement(s, &all)).collect()
 }
 
-/// Every installed entry prepared with each replacement.
+/// Every installed entry prepared with each replacement; a full disk ends the census.
 fn with_sdk_phase(
     replacements: Vec<with_sdk::Replacement>,
     entries: &[Entry],
     cache: &Path,
-) -> Vec<WhatIfRun> {
+) -> Result<Vec<WhatIfRun>, Error> {
     let mut out = Vec::new();
     for r in replacements {
         let started = Instant::now();
         let prepared = with_sdk::prepare(&r, entries, cache, &mut |line| {
             eprintln!("with-sdk {} {}: {line}", r.line, r.shown())
-        });
+        })
+        .map_err(|full| disk_full(cache, full.left))?;
         eprintln!(
             "with-sdk {} {}: {:.1} s: {} of {} servers run with it",
             r.line,
@@ -427,7 +449,7 @@ fn with_sdk_phase(
         );
         out.push((r, prepared));
     }
-    out
+    Ok(out)
 }
 
 /// One `--with-sdk` argument as the replacement it names.

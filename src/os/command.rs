@@ -137,6 +137,13 @@ where
     }
 }
 
+/// The bytes an unprivileged writer can still put on the filesystem holding `path` (none
+/// known: the path cannot be read).
+pub fn free_bytes(path: &Path) -> Option<u64> {
+    let s = nix::sys::statvfs::statvfs(path).ok()?;
+    Some((s.blocks_available() as u64).saturating_mul(s.fragment_size() as u64))
+}
+
 /// Creates `link` pointing at `target` (copies of checkouts keep their links as links).
 pub fn symlink(target: &Path, link: &Path) -> std::io::Result<()> {
     std::os::unix::fs::symlink(target, link)

@@ -125,6 +125,27 @@ pub enum InstallError {
         #[source]
         reason: UvError,
     },
+    #[error("install of {id}: not attempted: the disk of the install cache {} is full", cache.display())]
+    DiskFull { id: String, cache: PathBuf },
+}
+
+/// Less than this free under the cache when an install fails: the disk is full, whatever the
+/// command printed, and every install after it would fail the same way.
+const DISK_FULL_BYTES: u64 = 32 << 20;
+
+impl InstallError {
+    /// Did it fail because the disk under `cache` is full (the error says so, or the disk
+    /// has next to nothing left)?
+    pub fn is_disk_full(&self, cache: &Path) -> bool {
+        let said = match self {
+            InstallError::DiskFull { .. } => true,
+            InstallError::Io { source, .. } | InstallError::Spawn { source, .. } => {
+                source.kind() == std::io::ErrorKind::StorageFull
+            }
+            _ => false,
+        };
+        said || crate::os::command::free_bytes(cache).is_some_and(|free| free < DISK_FULL_BYTES)
+    }
 }
 
 /// Why the pinned uv could not be put into the cache.
@@ -208,7 +229,16 @@ fn install_with(
     };
     let total = entries.len();
     let mut results = Vec::with_capacity(total);
+    let mut disk_full = false;
     for (index, entry) in entries.iter().enumerate() {
+        // Once the disk is full every install fails, each after its own download.
+        if disk_full {
+            results.push(Err(InstallError::DiskFull {
+                id: entry.id.clone(),
+                cache: cache.to_path_buf(),
+            }));
+            continue;
+        }
         let started = Instant::now();
         progress(InstallProgress::Started {
             index,
@@ -224,6 +254,7 @@ fn install_with(
             ok: result.is_ok(),
             elapsed: started.elapsed(),
         });
+        disk_full = result.as_ref().is_err_and(|e| e.is_disk_full(cache));
         results.push(result.map(|_| ()));
     }
     results

@@ -197,3 +197,33 @@ fn a_missing_uv_fails_only_the_pypi_entries() {
         format!("install of mcp-server-time-2026.10.19: uv {UV_VERSION} is not available: `python3` is not on PATH")
     );
 }
+
+/// Every command fails as a full disk makes it fail.
+struct FullDisk(AtomicUsize);
+
+impl StepRunner for FullDisk {
+    fn run(&self, _: &InstallStep, _: &mut File) -> std::io::Result<StepOutcome> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Err(std::io::ErrorKind::StorageFull.into())
+    }
+}
+
+#[test]
+fn a_full_disk_stops_the_installs_after_it() {
+    let dir = TempDir::new();
+    let full = FullDisk(AtomicUsize::new(0));
+    let es = entries();
+    let results = install_with(&full, &es, dir.path(), &mut |_| {});
+    let first = results[0].as_ref().unwrap_err();
+    assert!(first.is_disk_full(dir.path()), "{first}");
+    let second = results[1].as_ref().unwrap_err();
+    assert_eq!(
+        second.to_string(),
+        format!(
+            "install of mcp-server-time-2026.10.19: not attempted: the disk of the install cache {} is full",
+            dir.path().display()
+        )
+    );
+    // uv's first step and the npm entry's: nothing for the entry after the full disk.
+    assert_eq!(full.0.load(Ordering::SeqCst), 2);
+}

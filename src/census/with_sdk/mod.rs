@@ -201,45 +201,64 @@ pub struct PreparedEntry {
     pub manifest: Option<Manifest>,
 }
 
+/// The disk under the cache filled while preparing: `left` entries were not prepared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DiskFull {
+    pub left: usize,
+}
+
 /// Prepares every entry for one replacement: reads what its install holds, installs it with
 /// the replacement where the replacement reaches it, and checks each copy. `say` gets one
-/// line per entry.
+/// line per entry. A full disk stops it: every install after would fail the same way.
 pub fn prepare(
     r: &Replacement,
     entries: &[Entry],
     cache: &Path,
     say: &mut dyn FnMut(String),
-) -> Vec<PreparedEntry> {
+) -> Result<Vec<PreparedEntry>, DiskFull> {
     entries
         .iter()
-        .map(|e| {
-            let p = prepare_entry(r, e, cache);
-            say(match (&p.server.untouched, &p.server.after) {
-                (Some(u), _) => format!("{}: untouched: {}", e.id, u.label(&r.package)),
-                (None, _) if !p.server.not_replaced.is_empty() => format!(
-                    "{}: {} of {} copies replaced ({} not: {})",
-                    e.id,
-                    p.server.copies.len() - p.server.not_replaced.len(),
-                    p.server.copies.len(),
-                    p.server.not_replaced.len(),
-                    copies_text(&p.server.not_replaced)
-                ),
-                _ => format!(
-                    "{}: {} cop{} replaced ({} → {})",
-                    e.id,
-                    p.server.copies.len(),
-                    if p.server.copies.len() == 1 {
-                        "y"
-                    } else {
-                        "ies"
-                    },
-                    copies_text(&p.server.copies),
-                    r.version()
-                ),
-            });
-            p
+        .enumerate()
+        .map(|(i, e)| {
+            let p = prepare_entry(r, e, cache).map_err(|_| DiskFull {
+                left: entries.len() - i,
+            })?;
+            Ok(say_prepared(r, e, p, say))
         })
         .collect()
+}
+
+/// Says what one entry became, one line.
+fn say_prepared(
+    r: &Replacement,
+    e: &Entry,
+    p: PreparedEntry,
+    say: &mut dyn FnMut(String),
+) -> PreparedEntry {
+    say(match (&p.server.untouched, &p.server.after) {
+        (Some(u), _) => format!("{}: untouched: {}", e.id, u.label(&r.package)),
+        (None, _) if !p.server.not_replaced.is_empty() => format!(
+            "{}: {} of {} copies replaced ({} not: {})",
+            e.id,
+            p.server.copies.len() - p.server.not_replaced.len(),
+            p.server.copies.len(),
+            p.server.not_replaced.len(),
+            copies_text(&p.server.not_replaced)
+        ),
+        _ => format!(
+            "{}: {} cop{} replaced ({} → {})",
+            e.id,
+            p.server.copies.len(),
+            if p.server.copies.len() == 1 {
+                "y"
+            } else {
+                "ies"
+            },
+            copies_text(&p.server.copies),
+            r.version()
+        ),
+    });
+    p
 }
 
 fn copies_text(copies: &[SdkCopy]) -> String {
@@ -248,11 +267,16 @@ fn copies_text(copies: &[SdkCopy]) -> String {
     v.join(", ")
 }
 
-fn prepare_entry(r: &Replacement, e: &Entry, cache: &Path) -> PreparedEntry {
+/// One entry prepared; an error only when the disk under the cache is full.
+fn prepare_entry(r: &Replacement, e: &Entry, cache: &Path) -> Result<PreparedEntry, InstallError> {
     let mut server = WhatIfServer::named(&e.id);
     let before = match e.registry {
         Registry::Npm => npm::inventory_before(e, r, cache),
         Registry::Pypi => pypi::inventory_before(e, r, cache),
+    };
+    let before = match before {
+        Err(err) if err.is_disk_full(cache) => return Err(err),
+        b => b,
     };
     let copies = before
         .map_err(failed)
@@ -262,47 +286,57 @@ fn prepare_entry(r: &Replacement, e: &Entry, cache: &Path) -> PreparedEntry {
         Ok(c) => server.copies = c,
     }
     if server.untouched.is_some() {
-        return PreparedEntry {
+        return Ok(PreparedEntry {
             server,
             manifest: None,
-        };
+        });
     }
     let installed = match e.registry {
         Registry::Npm => npm::install(e, r, cache),
         Registry::Pypi => pypi::install(e, r, cache),
     };
     match installed {
+        Err(err) if err.is_disk_full(cache) => Err(err),
         Err(err) => {
             server.untouched = Some(failed(err));
-            PreparedEntry {
+            Ok(PreparedEntry {
                 server,
                 manifest: None,
-            }
+            })
         }
-        Ok((after, launch)) => {
-            server.not_replaced = not_replaced(&after, r);
-            server.replaced = after
-                .of(&r.package)
-                .into_iter()
-                .map(|f| f.copy.clone())
-                .filter(|c| !server.not_replaced.contains(c))
-                .collect();
-            // No copy became the replacement: running it again would measure nothing new.
-            if server.replaced.is_empty() {
-                server.untouched = Some(Untouched::OverrideIgnored);
-                return PreparedEntry {
-                    server,
-                    manifest: None,
-                };
-            }
-            let mut m = super::manifest_of(e, launch);
-            m.name = r.server_name(e);
-            server.after = Some(m.name.clone());
-            PreparedEntry {
-                server,
-                manifest: Some(m),
-            }
-        }
+        Ok(installed) => Ok(with_replacement(r, e, server, installed)),
+    }
+}
+
+/// An entry installed with the replacement: the copies that became it, and its manifest
+/// when at least one did.
+fn with_replacement(
+    r: &Replacement,
+    e: &Entry,
+    mut server: WhatIfServer,
+    (after, launch): InstalledLaunch,
+) -> PreparedEntry {
+    server.not_replaced = not_replaced(&after, r);
+    server.replaced = after
+        .of(&r.package)
+        .into_iter()
+        .map(|f| f.copy.clone())
+        .filter(|c| !server.not_replaced.contains(c))
+        .collect();
+    // No copy became the replacement: running it again would measure nothing new.
+    if server.replaced.is_empty() {
+        server.untouched = Some(Untouched::OverrideIgnored);
+        return PreparedEntry {
+            server,
+            manifest: None,
+        };
+    }
+    let mut m = super::manifest_of(e, launch);
+    m.name = r.server_name(e);
+    server.after = Some(m.name.clone());
+    PreparedEntry {
+        server,
+        manifest: Some(m),
     }
 }
 
